@@ -1,0 +1,16 @@
+// `fencer`: one command line for every part. Each subcommand is defined by
+// the package that implements it; this file only assembles them.
+import { Command } from 'commander';
+import { coordinatorCommand } from '@fencer/coordinator';
+import { sinkCommand } from '@fencer/sink';
+import { clusterCommand } from './cluster.js';
+
+const program = new Command('fencer')
+  .description('Leases with fencing tokens: a coordinator that grants them and a sink that enforces them')
+  .version('0.1.0')
+  .showSuggestionAfterError(true)
+  .addCommand(sinkCommand())
+  .addCommand(coordinatorCommand())
+  .addCommand(clusterCommand());
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,109 @@
+// A1/A2/A4: bearer tokens from a credentials file map to (identity, role);
+// each RPC names the roles it admits. `--insecure` is an explicit choice.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { Metadata } from '@grpc/grpc-js';
+import { Failure } from './failure.js';
+
+export const ROLES = ['coordinator', 'worker', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** Who is calling. `identity` is null only when auth is off (`--insecure`). */
+export type Principal =
+  | { readonly authenticated: true; readonly identity: string; readonly role: Role }
+  | { readonly authenticated: false; readonly identity: null; readonly role: null };
+
+const ANONYMOUS: Principal = Object.freeze({ authenticated: false, identity: null, role: null });
+
+/** Resolves and checks callers. Throws Failure UNAUTHENTICATED / PERMISSION_DENIED. */
+export interface Authenticator {
+  readonly enabled: boolean;
+  authenticate(metadata: Metadata): Principal;
+}
+
+/** Auth off: every call is anonymous and every role check passes. */
+export const insecureAuthenticator: Authenticator = Object.freeze({
+  enabled: false,
+  authenticate: () => ANONYMOUS,
+});
+
+/** One entry of a credentials file. */
+export interface Credential {
+  token: string;
+  identity: string;
+  role: Role;
+}
+
+/** A credentials file or value that cannot be used; the message says why. */
+export class CredentialsError extends Error {
+  override name = 'CredentialsError';
+}
+
+/** Parses and checks a credentials file: a JSON array of {token, identity, role}. */
+export function readCredentialsFile(path: string): Credential[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new CredentialsError(`cannot read credentials file ${path}: ${(error as Error).message}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new CredentialsError(`credentials file ${path} is not JSON: ${(error as Error).message}`);
+  }
+  if (!Array.isArray(parsed)) throw new CredentialsError(`credentials file ${path} must hold a JSON array of {token, identity, role}`);
+  const seen = new Set<string>();
+  return parsed.map((entry: unknown, index) => {
+    const where = `credentials file ${path}, entry ${index}`;
+    if (typeof entry !== 'object' || entry === null) throw new CredentialsError(`${where}: must be an object`);
+    const { token, identity, role } = entry as Record<string, unknown>;
+    if (typeof token !== 'string' || token.length < 16) throw new CredentialsError(`${where}: token must be a string of at least 16 characters`);
+    if (typeof identity !== 'string' || identity.length === 0) throw new CredentialsError(`${where}: identity must be a non-empty string`);
+    if (!ROLES.includes(role as Role)) throw new CredentialsError(`${where}: role must be one of ${ROLES.join(', ')}`);
+    if (seen.has(token)) throw new CredentialsError(`${where}: token is listed twice`);
+    seen.add(token);
+    return { token, identity, role: role as Role };
+  });
+}
+
+const digest = (token: string): Buffer => createHash('sha256').update(token).digest();
+
+/** Bearer-token authentication against a fixed set of credentials (A2). */
+export function bearerAuthenticator(credentials: readonly Credential[]): Authenticator {
+  // Compare fixed-size digests in constant time so response timing does not
+  // leak how much of a guessed token was right.
+  const entries = credentials.map((c) => ({ digest: digest(c.token), principal: Object.freeze({ authenticated: true as const, identity: c.identity, role: c.role }) }));
+  return Object.freeze({
+    enabled: true,
+    authenticate(metadata: Metadata): Principal {
+      const header = metadata.get('authorization')[0];
+      const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+      if (!match) throw new Failure('UNAUTHENTICATED', 'missing bearer token in "authorization" metadata');
+      const presented = digest(match[1]!);
+      let found: Principal | undefined;
+      for (const entry of entries) if (timingSafeEqual(entry.digest, presented)) found = entry.principal;
+      if (!found) throw new Failure('UNAUTHENTICATED', 'unknown bearer token');
+      return found;
+    },
+  });
+}
+
+/** A4: throws PERMISSION_DENIED unless auth is off or the caller's role is admitted. */
+export function authorize(principal: Principal, method: string, roles: readonly Role[]): void {
+  if (!principal.authenticated || roles.includes(principal.role)) return;
+  throw new Failure('PERMISSION_DENIED', `role ${principal.role} may not call ${method} (allowed: ${roles.join(', ')})`, {
+    role: principal.role,
+    method,
+  });
+}
+
+/** A3: with auth on, a worker acts only as itself. Throws OWNER_MISMATCH. */
+export function requireOwner(principal: Principal, ownerId: string): void {
+  if (principal.authenticated && principal.identity !== ownerId) {
+    throw new Failure('OWNER_MISMATCH', `owner_id must be the caller's identity ${JSON.stringify(principal.identity)}`, {
+      identity: principal.identity,
+    });
+  }
+}

@@ -1,0 +1,25 @@
+// Argument parsers shared by every `fencer` subcommand: a bad value is a
+// one-line CLI error and a non-zero exit, never a stack trace.
+import { InvalidArgumentError } from 'commander';
+
+/** Splits HOST:PORT or [IPv6]:PORT. Throws InvalidArgumentError. */
+export function splitHostPort(value: string): { host: string; port: number } {
+  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s[\]]+)):(\d{1,5})$/.exec(value);
+  const port = match ? Number(match[3]) : NaN;
+  if (!match || port > 65_535) throw new InvalidArgumentError(`expected HOST:PORT (port 0-65535), got "${value}"`);
+  return { host: (match[1] ?? match[2])!, port };
+}
+
+/** Commander parser for HOST:PORT; returns the value unchanged. */
+export function hostPort(value: string): string {
+  splitHostPort(value);
+  return value;
+}
+
+/** Commander parser for an integer >= 1. */
+export function positiveInteger(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
+    throw new InvalidArgumentError(`expected a positive integer, got "${value}"`);
+  }
+  return Number(value);
+}

@@ -1,0 +1,43 @@
+// The error model of PROTOCOL.md: every protocol reason and the gRPC code it
+// always travels with. Codes are the numeric values of google.rpc.Code so
+// this table needs no transport import.
+
+const CODE = {
+  ABORTED: 10,
+  ALREADY_EXISTS: 6,
+  FAILED_PRECONDITION: 9,
+  INTERNAL: 13,
+  INVALID_ARGUMENT: 3,
+  NOT_FOUND: 5,
+  PERMISSION_DENIED: 7,
+  UNAUTHENTICATED: 16,
+  UNAVAILABLE: 14,
+} as const;
+
+/**
+ * Reason → gRPC code. A worker that lost its lease is never told to retry:
+ * STALE_TOKEN is FAILED_PRECONDITION, never ABORTED or UNAVAILABLE.
+ */
+export const REASON_CODES = Object.freeze({
+  INVALID_FIELD: CODE.INVALID_ARGUMENT,
+  OWNER_MISMATCH: CODE.PERMISSION_DENIED,
+  LEASE_HELD: CODE.ABORTED,
+  LEASE_EXPIRED: CODE.FAILED_PRECONDITION,
+  NOT_LEASE_HOLDER: CODE.FAILED_PRECONDITION,
+  REQUEST_ID_REUSED: CODE.INVALID_ARGUMENT,
+  SINK_UNAVAILABLE: CODE.UNAVAILABLE,
+  STALE_TOKEN: CODE.FAILED_PRECONDITION,
+  TOKEN_NOT_ISSUED: CODE.FAILED_PRECONDITION,
+  RESULT_CONFLICT: CODE.ALREADY_EXISTS,
+  RESULT_NOT_FOUND: CODE.NOT_FOUND,
+  FENCE_REGRESSION: CODE.FAILED_PRECONDITION,
+  FENCE_CONFLICT: CODE.ABORTED,
+  // A2: not in the protocol's table, but every refusal carries a reason.
+  UNAUTHENTICATED: CODE.UNAUTHENTICATED,
+  PERMISSION_DENIED: CODE.PERMISSION_DENIED,
+  INTERNAL: CODE.INTERNAL,
+  // The service is shutting down or its store failed; safe to retry elsewhere.
+  UNAVAILABLE: CODE.UNAVAILABLE,
+} as const);
+
+export type Reason = keyof typeof REASON_CODES;

@@ -1,0 +1,47 @@
+// How a server process lives and dies: one JSON ready line on stdout, logs
+// on stderr, a clean stop on SIGTERM/SIGINT, a one-line message and exit 1
+// when it cannot start.
+import type { Logger } from './log.js';
+
+/** Prints the ready line tools wait for: {"event":"ready","service":...,"address":...}. */
+export function announceReady(service: string, address: string, extra: Record<string, string> = {}): void {
+  process.stdout.write(JSON.stringify({ event: 'ready', service, address, ...extra }) + '\n');
+}
+
+export interface Stoppable {
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs a server until SIGTERM/SIGINT, then stops it and exits 0. A start-up
+ * failure prints `fencer <service>: <message>` and exits 1; a second signal
+ * exits at once.
+ */
+export async function runUntilSignal(service: string, log: Logger, start: () => Promise<Stoppable>): Promise<void> {
+  let running: Stoppable;
+  try {
+    running = await start();
+  } catch (error) {
+    log.debug({ err: error }, 'start-up failed');
+    process.stderr.write(`fencer ${service}: ${(error as Error).message}\n`);
+    process.exit(1);
+  }
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    log.info({ signal }, 'stopping');
+    running.stop().then(
+      () => {
+        log.info('stopped');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        log.error({ err: error }, 'unclean stop');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}

@@ -1,0 +1,45 @@
+// Prometheus metrics, one registry per process, served on --metrics HOST:PORT.
+import { createServer, type Server } from 'node:http';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** The process's registry; services add their own metrics to it. */
+export const registry = new Registry();
+
+/** Calls by service, method and gRPC code name. */
+export const rpcCalls = new Counter({
+  name: 'fencer_rpc_calls_total',
+  help: 'Unary RPCs handled, by method and gRPC status code',
+  labelNames: ['service', 'method', 'code'] as const,
+  registers: [registry],
+});
+
+/** Handler latency in seconds, including durable commits. */
+export const rpcSeconds = new Histogram({
+  name: 'fencer_rpc_duration_seconds',
+  help: 'Unary RPC handling time in seconds',
+  labelNames: ['service', 'method'] as const,
+  buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 2],
+  registers: [registry],
+});
+
+/** Serves GET /metrics; resolves with the bound address once listening. */
+export async function serveMetrics(host: string, port: number): Promise<{ address: string; server: Server }> {
+  collectDefaultMetrics({ register: registry });
+  const server = createServer((req, res) => {
+    if (req.url !== '/metrics') {
+      res.writeHead(404).end('only /metrics is served here\n');
+      return;
+    }
+    registry.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
+      (error: Error) => res.writeHead(500).end(error.message),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, resolve);
+  });
+  const bound = server.address();
+  const boundPort = typeof bound === 'object' && bound ? bound.port : port;
+  return { address: `${host}:${boundPort}`, server };
+}

@@ -1,0 +1,74 @@
+// The one place where handler results become gRPC statuses: auth first,
+// then the handler; a Failure becomes its code with ErrorInfo/BadRequest
+// details and the `fencing-reason` trailer; anything else becomes INTERNAL
+// with a bare message, the stack going to the log only.
+import * as grpc from '@grpc/grpc-js';
+import { REASON_KEY, STATUS_DETAILS_KEY, encodeStatusDetails } from '@fencer/proto';
+import { REASON_CODES } from './core/reasons.js';
+import { authorize, type Authenticator, type Principal, type Role } from './auth.js';
+import { Failure } from './failure.js';
+import type { Logger } from './log.js';
+import { rpcCalls, rpcSeconds } from './metrics.js';
+
+/** The error domain of every ErrorInfo this project sends. */
+export const ERROR_DOMAIN = 'fencing.v1';
+
+/** What a handler knows about its call besides the request. */
+export interface CallContext {
+  readonly principal: Principal;
+  readonly log: Logger;
+}
+
+export type UnaryHandler<Req, Res> = (request: Req, context: CallContext) => Promise<Res>;
+
+/** Builds grpc-js unary handlers that share auth, error mapping, logging and metrics. */
+export function unaryFactory(options: { service: string; authenticator: Authenticator; log: Logger }) {
+  const { service, authenticator, log } = options;
+  return function unary<Req, Res>(
+    method: string,
+    roles: readonly Role[],
+    handle: UnaryHandler<Req, Res>,
+  ): grpc.handleUnaryCall<Req, Res> {
+    return (call, callback) => {
+      const stopTimer = rpcSeconds.startTimer({ service, method });
+      const run = async (): Promise<Res> => {
+        const principal = authenticator.authenticate(call.metadata);
+        authorize(principal, method, roles);
+        return handle(call.request, { principal, log });
+      };
+      run().then(
+        (response) => {
+          stopTimer();
+          rpcCalls.inc({ service, method, code: 'OK' });
+          callback(null, response);
+        },
+        (error: unknown) => {
+          stopTimer();
+          const status = toStatus(error, method, log);
+          rpcCalls.inc({ service, method, code: grpc.status[status.code] });
+          callback(status);
+        },
+      );
+    };
+  };
+}
+
+/** Maps a thrown value to a status; exported for streaming handlers later. */
+export function toStatus(error: unknown, method: string, log: Logger): grpc.ServiceError {
+  const failure =
+    error instanceof Failure ? error : new Failure('INTERNAL', 'internal error');
+  if (!(error instanceof Failure)) log.error({ err: error, method }, 'handler failed');
+  const code = REASON_CODES[failure.reason];
+  const metadata = new grpc.Metadata();
+  metadata.set(REASON_KEY, failure.reason);
+  metadata.set(
+    STATUS_DETAILS_KEY,
+    encodeStatusDetails({
+      code,
+      message: failure.message,
+      errorInfo: { reason: failure.reason, domain: ERROR_DOMAIN, metadata: { ...failure.metadata } },
+      fieldViolations: [...failure.fieldViolations],
+    }),
+  );
+  return Object.assign(new Error(failure.message), { code, details: failure.message, metadata });
+}

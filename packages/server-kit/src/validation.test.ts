@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { Failure } from './failure.js';
+import { RequestCheck } from './validation.js';
+
+function violations(run: (check: RequestCheck) => void) {
+  const check = new RequestCheck();
+  run(check);
+  try {
+    check.done();
+    return [];
+  } catch (error) {
+    expect(error).toBeInstanceOf(Failure);
+    expect((error as Failure).reason).toBe('INVALID_FIELD');
+    return (error as Failure).fieldViolations.map((v) => v.field);
+  }
+}
+
+describe('RequestCheck (V1, V2)', () => {
+  it.each([
+    ['empty id', (c: RequestCheck) => c.id('resource', ''), ['resource']],
+    ['513-byte id', (c: RequestCheck) => c.id('resource', 'x'.repeat(513)), ['resource']],
+    ['512-byte id', (c: RequestCheck) => c.id('resource', 'é'.repeat(256)), []],
+    ['control character', (c: RequestCheck) => c.id('owner_id', 'a\nb'), ['owner_id']],
+    ['token 0', (c: RequestCheck) => c.positive('token', '0'), ['token']],
+    ['token max uint64', (c: RequestCheck) => c.positive('token', '18446744073709551615'), []],
+    ['ttl below min', (c: RequestCheck) => c.ttlMs('ttl_ms', '99'), ['ttl_ms']],
+    ['ttl zero in Acquire', (c: RequestCheck) => c.ttlMs('ttl_ms', '0'), ['ttl_ms']],
+    ['ttl zero in Renew', (c: RequestCheck) => c.ttlMs('ttl_ms', '0', { zeroKeeps: true }), []],
+    ['ttl above max', (c: RequestCheck) => c.ttlMs('ttl_ms', '86400001'), ['ttl_ms']],
+    ['payload over 1 MiB', (c: RequestCheck) => c.payload('payload', Buffer.alloc(1024 * 1024 + 1)), ['payload']],
+    ['payload of 1 MiB', (c: RequestCheck) => c.payload('payload', Buffer.alloc(1024 * 1024)), []],
+  ] as const)('%s', (_name, run, expected) => {
+    expect(violations(run)).toEqual(expected);
+  });
+
+  it('names every bad field at once', () => {
+    expect(violations((c) => {
+      c.id('resource', '');
+      c.positive('token', '0');
+      c.id('result_id', 'ok');
+    })).toEqual(['resource', 'token']);
+  });
+});

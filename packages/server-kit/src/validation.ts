@@ -1,0 +1,103 @@
+// V1/V2: every request is checked field by field before it touches state.
+// All violations are collected so one answer names every bad field.
+import type { FieldViolation } from '@fencer/proto';
+import { Failure } from './failure.js';
+
+/** V2's limits; each is configurable, these are the protocol's defaults. */
+export interface Limits {
+  /** Max UTF-8 bytes of resource, owner_id, result_id, request_id, grant_id. */
+  readonly maxIdBytes: number;
+  readonly minTtlMs: number;
+  readonly maxTtlMs: number;
+  readonly maxPayloadBytes: number;
+}
+
+export const DEFAULT_LIMITS: Limits = Object.freeze({
+  maxIdBytes: 512,
+  minTtlMs: 100,
+  maxTtlMs: 86_400_000,
+  maxPayloadBytes: 1024 * 1024,
+});
+
+// C0, DEL and C1 controls: they break logs, keys and terminals.
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/u;
+const UINT64_MAX = 2n ** 64n - 1n;
+
+/**
+ * Collects field violations of one request. Each method returns the parsed
+ * value (a placeholder when invalid); `done()` throws INVALID_FIELD naming
+ * every bad field, so a handler never acts on a partly valid request.
+ */
+export class RequestCheck {
+  readonly #violations: FieldViolation[] = [];
+
+  constructor(private readonly limits: Limits = DEFAULT_LIMITS) {}
+
+  /** An identifier: 1..maxIdBytes bytes of UTF-8 without control characters. */
+  id(field: string, value: string): string {
+    const bytes = Buffer.byteLength(value, 'utf8');
+    if (bytes === 0) this.#violate(field, 'must not be empty');
+    else if (bytes > this.limits.maxIdBytes) this.#violate(field, `must be at most ${this.limits.maxIdBytes} bytes of UTF-8, got ${bytes}`);
+    else if (CONTROL_CHARACTER.test(value)) this.#violate(field, 'must not contain control characters');
+    else if (value.includes('\uFFFD')) this.#violate(field, 'must be valid UTF-8');
+    return value;
+  }
+
+  /** A uint64 that must be > 0 (tokens, incarnations). */
+  positive(field: string, value: string): bigint {
+    const parsed = this.#uint64(field, value);
+    if (parsed === 0n) this.#violate(field, 'must be greater than 0');
+    return parsed;
+  }
+
+  /** A uint64 that may be 0 (a fence query, say). */
+  uint64(field: string, value: string): bigint {
+    return this.#uint64(field, value);
+  }
+
+  /** A TTL within [minTtlMs, maxTtlMs]; with `zeroKeeps`, 0 is allowed too (Renew). */
+  ttlMs(field: string, value: string, options: { zeroKeeps?: boolean } = {}): number {
+    const parsed = this.#uint64(field, value);
+    if (parsed === 0n && options.zeroKeeps) return 0;
+    if (parsed < BigInt(this.limits.minTtlMs) || parsed > BigInt(this.limits.maxTtlMs)) {
+      this.#violate(field, `must be between ${this.limits.minTtlMs} and ${this.limits.maxTtlMs} ms${options.zeroKeeps ? ', or 0 to keep the current TTL' : ''}`);
+      return 0;
+    }
+    return Number(parsed);
+  }
+
+  /** Opaque bytes of at most maxPayloadBytes. */
+  payload(field: string, value: Buffer): Buffer {
+    if (value.length > this.limits.maxPayloadBytes) {
+      this.#violate(field, `must be at most ${this.limits.maxPayloadBytes} bytes, got ${value.length}`);
+    }
+    return value;
+  }
+
+  /** Throws INVALID_FIELD (INVALID_ARGUMENT) if any field was bad. */
+  done(): void {
+    if (this.#violations.length === 0) return;
+    const fields = this.#violations.map((v) => v.field);
+    const first = this.#violations[0]!;
+    throw new Failure(
+      'INVALID_FIELD',
+      `invalid ${first.field}: ${first.description}${fields.length > 1 ? ` (and ${fields.slice(1).join(', ')})` : ''}`,
+      { field: fields.join(',') },
+      this.#violations,
+    );
+  }
+
+  #uint64(field: string, value: string): bigint {
+    // grpc-js hands uint64 over as decimal strings (longs: String); anything
+    // else means a client bypassed the codec, which is still bad input.
+    if (!/^\d{1,20}$/.test(value) || BigInt(value) > UINT64_MAX) {
+      this.#violate(field, 'must be an unsigned 64-bit integer');
+      return 0n;
+    }
+    return BigInt(value);
+  }
+
+  #violate(field: string, description: string): void {
+    this.#violations.push({ field, description });
+  }
+}

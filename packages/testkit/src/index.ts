@@ -1,0 +1,112 @@
+// Real processes for tests: `fencer <subcommand>` started as a child on port
+// 0, its address read from the ready line, killed with real signals.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+/** The built CLI entry point (tests run after `tsc -b`, see `npm test`). */
+export const FENCER_BIN = fileURLToPath(new URL('../../cli/bin/fencer.js', import.meta.url));
+
+export interface FencerProcess {
+  readonly child: ChildProcess;
+  /** HOST:PORT from the ready line. */
+  readonly address: string;
+  /** Everything the process wrote to stderr so far (its JSON logs). */
+  stderr(): string;
+  /** Sends a signal (SIGKILL, SIGSTOP, SIGCONT, SIGTERM...). */
+  kill(signal: NodeJS.Signals): void;
+  /** Resolves when the process has exited. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `fencer <args>` to completion (for CLI error tests); bounded by timeoutMs. */
+export function runFencer(args: string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<RunResult> {
+  const child = spawn(process.execPath, [FENCER_BIN, ...args], { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`fencer ${args.join(' ')} did not exit within ${options.timeoutMs ?? 10_000} ms\n${stderr}`));
+    }, options.timeoutMs ?? 10_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/**
+ * Starts `fencer <args>` and resolves once it printed its ready line. Rejects
+ * (and kills the child) if it exits first or is not ready within timeoutMs.
+ */
+export function startFencer(args: string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<FencerProcess> {
+  const child = spawn(process.execPath, [FENCER_BIN, ...args], { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return new Promise((resolve, reject) => {
+    const timeoutMs = options.timeoutMs ?? 15_000;
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`fencer ${args.join(' ')} not ready within ${timeoutMs} ms\n${stderr}`));
+    }, timeoutMs);
+    void exited.then(({ code, signal }) => {
+      clearTimeout(timer);
+      reject(new Error(`fencer ${args.join(' ')} exited (code ${code}, signal ${signal}) before it was ready\n${stderr}`));
+    });
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      let event: { event?: string; address?: string };
+      try {
+        event = JSON.parse(line);
+      } catch {
+        return;
+      }
+      if (event.event !== 'ready' || !event.address) return;
+      clearTimeout(timer);
+      resolve({ child, address: event.address, stderr: () => stderr, kill: (signal) => child.kill(signal), exited });
+    });
+  });
+}
+
+/** Stops a process with SIGTERM, and SIGKILL if it is still there after graceMs. */
+export async function stopFencer(process: FencerProcess, graceMs = 5_000): Promise<void> {
+  if (process.child.exitCode !== null || process.child.signalCode !== null) return;
+  process.kill('SIGTERM');
+  const timer = setTimeout(() => process.kill('SIGKILL'), graceMs);
+  await process.exited;
+  clearTimeout(timer);
+}
+
+/** A fresh temporary directory; `remove()` deletes it. */
+export function tempDir(prefix = 'fencer-test-'): { path: string; remove(): void } {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/**
+ * Polls `probe` until it returns a value other than undefined, at most
+ * `timeoutMs`; the bound turns a hang into a clear failure.
+ */
+export async function eventually<T>(probe: () => Promise<T | undefined> | T | undefined, options: { timeoutMs?: number; intervalMs?: number; what?: string } = {}): Promise<T> {
+  const deadline = performance.now() + (options.timeoutMs ?? 10_000);
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${options.what ?? 'a condition'}`);
+    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 20));
+  }
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env node
+// Generates proto/src/generated with proto-loader-gen-types, using the same
+// options the runtime loader passes to loadSync (proto/loader-options.json),
+// so the committed types describe exactly the objects grpc-js hands us.
+// With --check it generates into a temporary folder and fails on any drift.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const protoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
+const committed = join(protoRoot, 'src', 'generated');
+const options = JSON.parse(readFileSync(join(protoRoot, 'loader-options.json'), 'utf8'));
+const check = process.argv.includes('--check');
+const outDir = check ? mkdtempSync(join(tmpdir(), 'fencer-gen-')) : committed;
+
+const flags = Object.entries(options).map(([name, value]) =>
+  value === true ? `--${name}` : `--${name}=${value}`,
+);
+const require = createRequire(import.meta.url);
+const bin = join(dirname(require.resolve('@grpc/proto-loader/package.json')), 'build', 'bin', 'proto-loader-gen-types.js');
+if (!check) rmSync(committed, { recursive: true, force: true });
+execFileSync(process.execPath, [
+  bin, ...flags,
+  '--grpcLib=@grpc/grpc-js', '--importFileExtension=.js', '--includeComments',
+  '--includeDirs=.', `--outDir=${outDir}`,
+  'fencing/v1/sink.proto', 'fencing/v1/coordinator.proto',
+], { stdio: 'inherit', cwd: protoRoot }); // relative paths keep the generated comments machine-independent
+
+if (check) {
+  const files = (dir) => readdirSync(dir, { recursive: true })
+    .map(String).filter((f) => statSync(join(dir, f)).isFile()).sort();
+  const want = files(outDir);
+  const have = files(committed);
+  const drift = [...new Set([...want, ...have])].filter((f) =>
+    !want.includes(f) || !have.includes(f) ||
+    readFileSync(join(outDir, f), 'utf8') !== readFileSync(join(committed, f), 'utf8'));
+  rmSync(outDir, { recursive: true, force: true });
+  if (drift.length > 0) {
+    console.error(`generated types drifted from the .proto files: ${drift.join(', ')}\nrun: npm run gen:types`);
+    process.exit(1);
+  }
+  console.log(`generated types match the .proto files (${relative(process.cwd(), committed)})`);
+}

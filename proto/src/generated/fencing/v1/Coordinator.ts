@@ -1,0 +1,117 @@
+// Original file: fencing/v1/coordinator.proto
+
+import type * as grpc from '@grpc/grpc-js'
+import type { MethodDefinition } from '@grpc/proto-loader'
+import type { AcquireRequest as _fencing_v1_AcquireRequest, AcquireRequest__Output as _fencing_v1_AcquireRequest__Output } from '../../fencing/v1/AcquireRequest.js';
+import type { AcquireResponse as _fencing_v1_AcquireResponse, AcquireResponse__Output as _fencing_v1_AcquireResponse__Output } from '../../fencing/v1/AcquireResponse.js';
+import type { DescribeRequest as _fencing_v1_DescribeRequest, DescribeRequest__Output as _fencing_v1_DescribeRequest__Output } from '../../fencing/v1/DescribeRequest.js';
+import type { DescribeResponse as _fencing_v1_DescribeResponse, DescribeResponse__Output as _fencing_v1_DescribeResponse__Output } from '../../fencing/v1/DescribeResponse.js';
+import type { ReleaseRequest as _fencing_v1_ReleaseRequest, ReleaseRequest__Output as _fencing_v1_ReleaseRequest__Output } from '../../fencing/v1/ReleaseRequest.js';
+import type { ReleaseResponse as _fencing_v1_ReleaseResponse, ReleaseResponse__Output as _fencing_v1_ReleaseResponse__Output } from '../../fencing/v1/ReleaseResponse.js';
+import type { RenewRequest as _fencing_v1_RenewRequest, RenewRequest__Output as _fencing_v1_RenewRequest__Output } from '../../fencing/v1/RenewRequest.js';
+import type { RenewResponse as _fencing_v1_RenewResponse, RenewResponse__Output as _fencing_v1_RenewResponse__Output } from '../../fencing/v1/RenewResponse.js';
+
+export interface CoordinatorClient extends grpc.Client {
+  /**
+   * Grants the resource if it is free or its lease expired (L2, L3): the
+   * sink's fence is advanced durably before the grant is recorded and
+   * answered. Retries with the same request_id return the recorded grant
+   * with replayed=true (R1).
+   */
+  Acquire(argument: _fencing_v1_AcquireRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_AcquireResponse__Output>): grpc.ClientUnaryCall;
+  Acquire(argument: _fencing_v1_AcquireRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencing_v1_AcquireResponse__Output>): grpc.ClientUnaryCall;
+  Acquire(argument: _fencing_v1_AcquireRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_AcquireResponse__Output>): grpc.ClientUnaryCall;
+  Acquire(argument: _fencing_v1_AcquireRequest, callback: grpc.requestCallback<_fencing_v1_AcquireResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Grants the resource if it is free or its lease expired (L2, L3): the
+   * sink's fence is advanced durably before the grant is recorded and
+   * answered. Retries with the same request_id return the recorded grant
+   * with replayed=true (R1).
+   */
+  acquire(argument: _fencing_v1_AcquireRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_AcquireResponse__Output>): grpc.ClientUnaryCall;
+  acquire(argument: _fencing_v1_AcquireRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencing_v1_AcquireResponse__Output>): grpc.ClientUnaryCall;
+  acquire(argument: _fencing_v1_AcquireRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_AcquireResponse__Output>): grpc.ClientUnaryCall;
+  acquire(argument: _fencing_v1_AcquireRequest, callback: grpc.requestCallback<_fencing_v1_AcquireResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * The valid lease, if any, and the last token granted.
+   */
+  Describe(argument: _fencing_v1_DescribeRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  Describe(argument: _fencing_v1_DescribeRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencing_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  Describe(argument: _fencing_v1_DescribeRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  Describe(argument: _fencing_v1_DescribeRequest, callback: grpc.requestCallback<_fencing_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * The valid lease, if any, and the last token granted.
+   */
+  describe(argument: _fencing_v1_DescribeRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  describe(argument: _fencing_v1_DescribeRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencing_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  describe(argument: _fencing_v1_DescribeRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  describe(argument: _fencing_v1_DescribeRequest, callback: grpc.requestCallback<_fencing_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Frees the resource if owner, incarnation and token match the latest
+   * grant (L5). Never an error for a mismatch: released=false.
+   */
+  Release(argument: _fencing_v1_ReleaseRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_ReleaseResponse__Output>): grpc.ClientUnaryCall;
+  Release(argument: _fencing_v1_ReleaseRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencing_v1_ReleaseResponse__Output>): grpc.ClientUnaryCall;
+  Release(argument: _fencing_v1_ReleaseRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_ReleaseResponse__Output>): grpc.ClientUnaryCall;
+  Release(argument: _fencing_v1_ReleaseRequest, callback: grpc.requestCallback<_fencing_v1_ReleaseResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Frees the resource if owner, incarnation and token match the latest
+   * grant (L5). Never an error for a mismatch: released=false.
+   */
+  release(argument: _fencing_v1_ReleaseRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_ReleaseResponse__Output>): grpc.ClientUnaryCall;
+  release(argument: _fencing_v1_ReleaseRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencing_v1_ReleaseResponse__Output>): grpc.ClientUnaryCall;
+  release(argument: _fencing_v1_ReleaseRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_ReleaseResponse__Output>): grpc.ClientUnaryCall;
+  release(argument: _fencing_v1_ReleaseRequest, callback: grpc.requestCallback<_fencing_v1_ReleaseResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Extends a valid lease held by exactly this owner, incarnation and token (L4).
+   */
+  Renew(argument: _fencing_v1_RenewRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_RenewResponse__Output>): grpc.ClientUnaryCall;
+  Renew(argument: _fencing_v1_RenewRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencing_v1_RenewResponse__Output>): grpc.ClientUnaryCall;
+  Renew(argument: _fencing_v1_RenewRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_RenewResponse__Output>): grpc.ClientUnaryCall;
+  Renew(argument: _fencing_v1_RenewRequest, callback: grpc.requestCallback<_fencing_v1_RenewResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Extends a valid lease held by exactly this owner, incarnation and token (L4).
+   */
+  renew(argument: _fencing_v1_RenewRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_RenewResponse__Output>): grpc.ClientUnaryCall;
+  renew(argument: _fencing_v1_RenewRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencing_v1_RenewResponse__Output>): grpc.ClientUnaryCall;
+  renew(argument: _fencing_v1_RenewRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_RenewResponse__Output>): grpc.ClientUnaryCall;
+  renew(argument: _fencing_v1_RenewRequest, callback: grpc.requestCallback<_fencing_v1_RenewResponse__Output>): grpc.ClientUnaryCall;
+  
+}
+
+export interface CoordinatorHandlers extends grpc.UntypedServiceImplementation {
+  /**
+   * Grants the resource if it is free or its lease expired (L2, L3): the
+   * sink's fence is advanced durably before the grant is recorded and
+   * answered. Retries with the same request_id return the recorded grant
+   * with replayed=true (R1).
+   */
+  Acquire: grpc.handleUnaryCall<_fencing_v1_AcquireRequest__Output, _fencing_v1_AcquireResponse>;
+  
+  /**
+   * The valid lease, if any, and the last token granted.
+   */
+  Describe: grpc.handleUnaryCall<_fencing_v1_DescribeRequest__Output, _fencing_v1_DescribeResponse>;
+  
+  /**
+   * Frees the resource if owner, incarnation and token match the latest
+   * grant (L5). Never an error for a mismatch: released=false.
+   */
+  Release: grpc.handleUnaryCall<_fencing_v1_ReleaseRequest__Output, _fencing_v1_ReleaseResponse>;
+  
+  /**
+   * Extends a valid lease held by exactly this owner, incarnation and token (L4).
+   */
+  Renew: grpc.handleUnaryCall<_fencing_v1_RenewRequest__Output, _fencing_v1_RenewResponse>;
+  
+}
+
+export interface CoordinatorDefinition extends grpc.ServiceDefinition {
+  Acquire: MethodDefinition<_fencing_v1_AcquireRequest, _fencing_v1_AcquireResponse, _fencing_v1_AcquireRequest__Output, _fencing_v1_AcquireResponse__Output>
+  Describe: MethodDefinition<_fencing_v1_DescribeRequest, _fencing_v1_DescribeResponse, _fencing_v1_DescribeRequest__Output, _fencing_v1_DescribeResponse__Output>
+  Release: MethodDefinition<_fencing_v1_ReleaseRequest, _fencing_v1_ReleaseResponse, _fencing_v1_ReleaseRequest__Output, _fencing_v1_ReleaseResponse__Output>
+  Renew: MethodDefinition<_fencing_v1_RenewRequest, _fencing_v1_RenewResponse, _fencing_v1_RenewRequest__Output, _fencing_v1_RenewResponse__Output>
+}

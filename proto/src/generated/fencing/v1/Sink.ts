@@ -1,0 +1,120 @@
+// Original file: fencing/v1/sink.proto
+
+import type * as grpc from '@grpc/grpc-js'
+import type { MethodDefinition } from '@grpc/proto-loader'
+import type { AdvanceFenceRequest as _fencing_v1_AdvanceFenceRequest, AdvanceFenceRequest__Output as _fencing_v1_AdvanceFenceRequest__Output } from '../../fencing/v1/AdvanceFenceRequest.js';
+import type { AdvanceFenceResponse as _fencing_v1_AdvanceFenceResponse, AdvanceFenceResponse__Output as _fencing_v1_AdvanceFenceResponse__Output } from '../../fencing/v1/AdvanceFenceResponse.js';
+import type { GetFenceRequest as _fencing_v1_GetFenceRequest, GetFenceRequest__Output as _fencing_v1_GetFenceRequest__Output } from '../../fencing/v1/GetFenceRequest.js';
+import type { GetFenceResponse as _fencing_v1_GetFenceResponse, GetFenceResponse__Output as _fencing_v1_GetFenceResponse__Output } from '../../fencing/v1/GetFenceResponse.js';
+import type { ReadRequest as _fencing_v1_ReadRequest, ReadRequest__Output as _fencing_v1_ReadRequest__Output } from '../../fencing/v1/ReadRequest.js';
+import type { ReadResponse as _fencing_v1_ReadResponse, ReadResponse__Output as _fencing_v1_ReadResponse__Output } from '../../fencing/v1/ReadResponse.js';
+import type { WriteRequest as _fencing_v1_WriteRequest, WriteRequest__Output as _fencing_v1_WriteRequest__Output } from '../../fencing/v1/WriteRequest.js';
+import type { WriteResponse as _fencing_v1_WriteResponse, WriteResponse__Output as _fencing_v1_WriteResponse__Output } from '../../fencing/v1/WriteResponse.js';
+
+export interface SinkClient extends grpc.Client {
+  /**
+   * Moves the resource's fence to `token` (F4). Coordinator credential only (A1).
+   * Succeeds if token > fence, or if the same grant_id already set this token.
+   * Otherwise FAILED_PRECONDITION / FENCE_REGRESSION with the current fence.
+   * Answered only once the new fence is durable (F6).
+   */
+  AdvanceFence(argument: _fencing_v1_AdvanceFenceRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_AdvanceFenceResponse__Output>): grpc.ClientUnaryCall;
+  AdvanceFence(argument: _fencing_v1_AdvanceFenceRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencing_v1_AdvanceFenceResponse__Output>): grpc.ClientUnaryCall;
+  AdvanceFence(argument: _fencing_v1_AdvanceFenceRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_AdvanceFenceResponse__Output>): grpc.ClientUnaryCall;
+  AdvanceFence(argument: _fencing_v1_AdvanceFenceRequest, callback: grpc.requestCallback<_fencing_v1_AdvanceFenceResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Moves the resource's fence to `token` (F4). Coordinator credential only (A1).
+   * Succeeds if token > fence, or if the same grant_id already set this token.
+   * Otherwise FAILED_PRECONDITION / FENCE_REGRESSION with the current fence.
+   * Answered only once the new fence is durable (F6).
+   */
+  advanceFence(argument: _fencing_v1_AdvanceFenceRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_AdvanceFenceResponse__Output>): grpc.ClientUnaryCall;
+  advanceFence(argument: _fencing_v1_AdvanceFenceRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencing_v1_AdvanceFenceResponse__Output>): grpc.ClientUnaryCall;
+  advanceFence(argument: _fencing_v1_AdvanceFenceRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_AdvanceFenceResponse__Output>): grpc.ClientUnaryCall;
+  advanceFence(argument: _fencing_v1_AdvanceFenceRequest, callback: grpc.requestCallback<_fencing_v1_AdvanceFenceResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * The resource's current fence; 0 when it has never been advanced.
+   */
+  GetFence(argument: _fencing_v1_GetFenceRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_GetFenceResponse__Output>): grpc.ClientUnaryCall;
+  GetFence(argument: _fencing_v1_GetFenceRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencing_v1_GetFenceResponse__Output>): grpc.ClientUnaryCall;
+  GetFence(argument: _fencing_v1_GetFenceRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_GetFenceResponse__Output>): grpc.ClientUnaryCall;
+  GetFence(argument: _fencing_v1_GetFenceRequest, callback: grpc.requestCallback<_fencing_v1_GetFenceResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * The resource's current fence; 0 when it has never been advanced.
+   */
+  getFence(argument: _fencing_v1_GetFenceRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_GetFenceResponse__Output>): grpc.ClientUnaryCall;
+  getFence(argument: _fencing_v1_GetFenceRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencing_v1_GetFenceResponse__Output>): grpc.ClientUnaryCall;
+  getFence(argument: _fencing_v1_GetFenceRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_GetFenceResponse__Output>): grpc.ClientUnaryCall;
+  getFence(argument: _fencing_v1_GetFenceRequest, callback: grpc.requestCallback<_fencing_v1_GetFenceResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Reads a stored result. NOT_FOUND / RESULT_NOT_FOUND when absent.
+   */
+  Read(argument: _fencing_v1_ReadRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_ReadResponse__Output>): grpc.ClientUnaryCall;
+  Read(argument: _fencing_v1_ReadRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencing_v1_ReadResponse__Output>): grpc.ClientUnaryCall;
+  Read(argument: _fencing_v1_ReadRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_ReadResponse__Output>): grpc.ClientUnaryCall;
+  Read(argument: _fencing_v1_ReadRequest, callback: grpc.requestCallback<_fencing_v1_ReadResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Reads a stored result. NOT_FOUND / RESULT_NOT_FOUND when absent.
+   */
+  read(argument: _fencing_v1_ReadRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_ReadResponse__Output>): grpc.ClientUnaryCall;
+  read(argument: _fencing_v1_ReadRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencing_v1_ReadResponse__Output>): grpc.ClientUnaryCall;
+  read(argument: _fencing_v1_ReadRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_ReadResponse__Output>): grpc.ClientUnaryCall;
+  read(argument: _fencing_v1_ReadRequest, callback: grpc.requestCallback<_fencing_v1_ReadResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Stores a result if and only if token == fence[resource] (F1), atomically
+   * with the check (F2), idempotently on (resource, result_id) (F3), and
+   * durably before answering (F6).
+   */
+  Write(argument: _fencing_v1_WriteRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_WriteResponse__Output>): grpc.ClientUnaryCall;
+  Write(argument: _fencing_v1_WriteRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencing_v1_WriteResponse__Output>): grpc.ClientUnaryCall;
+  Write(argument: _fencing_v1_WriteRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_WriteResponse__Output>): grpc.ClientUnaryCall;
+  Write(argument: _fencing_v1_WriteRequest, callback: grpc.requestCallback<_fencing_v1_WriteResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Stores a result if and only if token == fence[resource] (F1), atomically
+   * with the check (F2), idempotently on (resource, result_id) (F3), and
+   * durably before answering (F6).
+   */
+  write(argument: _fencing_v1_WriteRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_WriteResponse__Output>): grpc.ClientUnaryCall;
+  write(argument: _fencing_v1_WriteRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencing_v1_WriteResponse__Output>): grpc.ClientUnaryCall;
+  write(argument: _fencing_v1_WriteRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_WriteResponse__Output>): grpc.ClientUnaryCall;
+  write(argument: _fencing_v1_WriteRequest, callback: grpc.requestCallback<_fencing_v1_WriteResponse__Output>): grpc.ClientUnaryCall;
+  
+}
+
+export interface SinkHandlers extends grpc.UntypedServiceImplementation {
+  /**
+   * Moves the resource's fence to `token` (F4). Coordinator credential only (A1).
+   * Succeeds if token > fence, or if the same grant_id already set this token.
+   * Otherwise FAILED_PRECONDITION / FENCE_REGRESSION with the current fence.
+   * Answered only once the new fence is durable (F6).
+   */
+  AdvanceFence: grpc.handleUnaryCall<_fencing_v1_AdvanceFenceRequest__Output, _fencing_v1_AdvanceFenceResponse>;
+  
+  /**
+   * The resource's current fence; 0 when it has never been advanced.
+   */
+  GetFence: grpc.handleUnaryCall<_fencing_v1_GetFenceRequest__Output, _fencing_v1_GetFenceResponse>;
+  
+  /**
+   * Reads a stored result. NOT_FOUND / RESULT_NOT_FOUND when absent.
+   */
+  Read: grpc.handleUnaryCall<_fencing_v1_ReadRequest__Output, _fencing_v1_ReadResponse>;
+  
+  /**
+   * Stores a result if and only if token == fence[resource] (F1), atomically
+   * with the check (F2), idempotently on (resource, result_id) (F3), and
+   * durably before answering (F6).
+   */
+  Write: grpc.handleUnaryCall<_fencing_v1_WriteRequest__Output, _fencing_v1_WriteResponse>;
+  
+}
+
+export interface SinkDefinition extends grpc.ServiceDefinition {
+  AdvanceFence: MethodDefinition<_fencing_v1_AdvanceFenceRequest, _fencing_v1_AdvanceFenceResponse, _fencing_v1_AdvanceFenceRequest__Output, _fencing_v1_AdvanceFenceResponse__Output>
+  GetFence: MethodDefinition<_fencing_v1_GetFenceRequest, _fencing_v1_GetFenceResponse, _fencing_v1_GetFenceRequest__Output, _fencing_v1_GetFenceResponse__Output>
+  Read: MethodDefinition<_fencing_v1_ReadRequest, _fencing_v1_ReadResponse, _fencing_v1_ReadRequest__Output, _fencing_v1_ReadResponse__Output>
+  Write: MethodDefinition<_fencing_v1_WriteRequest, _fencing_v1_WriteResponse, _fencing_v1_WriteRequest__Output, _fencing_v1_WriteResponse__Output>
+}

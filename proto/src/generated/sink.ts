@@ -1,0 +1,33 @@
+import type * as grpc from '@grpc/grpc-js';
+import type { MessageTypeDefinition } from '@grpc/proto-loader';
+
+import type { AdvanceFenceRequest as _fencing_v1_AdvanceFenceRequest, AdvanceFenceRequest__Output as _fencing_v1_AdvanceFenceRequest__Output } from './fencing/v1/AdvanceFenceRequest.js';
+import type { AdvanceFenceResponse as _fencing_v1_AdvanceFenceResponse, AdvanceFenceResponse__Output as _fencing_v1_AdvanceFenceResponse__Output } from './fencing/v1/AdvanceFenceResponse.js';
+import type { GetFenceRequest as _fencing_v1_GetFenceRequest, GetFenceRequest__Output as _fencing_v1_GetFenceRequest__Output } from './fencing/v1/GetFenceRequest.js';
+import type { GetFenceResponse as _fencing_v1_GetFenceResponse, GetFenceResponse__Output as _fencing_v1_GetFenceResponse__Output } from './fencing/v1/GetFenceResponse.js';
+import type { ReadRequest as _fencing_v1_ReadRequest, ReadRequest__Output as _fencing_v1_ReadRequest__Output } from './fencing/v1/ReadRequest.js';
+import type { ReadResponse as _fencing_v1_ReadResponse, ReadResponse__Output as _fencing_v1_ReadResponse__Output } from './fencing/v1/ReadResponse.js';
+import type { SinkClient as _fencing_v1_SinkClient, SinkDefinition as _fencing_v1_SinkDefinition } from './fencing/v1/Sink.js';
+import type { WriteRequest as _fencing_v1_WriteRequest, WriteRequest__Output as _fencing_v1_WriteRequest__Output } from './fencing/v1/WriteRequest.js';
+import type { WriteResponse as _fencing_v1_WriteResponse, WriteResponse__Output as _fencing_v1_WriteResponse__Output } from './fencing/v1/WriteResponse.js';
+
+type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
+  new(...args: ConstructorParameters<Constructor>): Subtype;
+};
+
+export interface ProtoGrpcType {
+  fencing: {
+    v1: {
+      AdvanceFenceRequest: MessageTypeDefinition<_fencing_v1_AdvanceFenceRequest, _fencing_v1_AdvanceFenceRequest__Output>
+      AdvanceFenceResponse: MessageTypeDefinition<_fencing_v1_AdvanceFenceResponse, _fencing_v1_AdvanceFenceResponse__Output>
+      GetFenceRequest: MessageTypeDefinition<_fencing_v1_GetFenceRequest, _fencing_v1_GetFenceRequest__Output>
+      GetFenceResponse: MessageTypeDefinition<_fencing_v1_GetFenceResponse, _fencing_v1_GetFenceResponse__Output>
+      ReadRequest: MessageTypeDefinition<_fencing_v1_ReadRequest, _fencing_v1_ReadRequest__Output>
+      ReadResponse: MessageTypeDefinition<_fencing_v1_ReadResponse, _fencing_v1_ReadResponse__Output>
+      Sink: SubtypeConstructor<typeof grpc.Client, _fencing_v1_SinkClient> & { service: _fencing_v1_SinkDefinition }
+      WriteRequest: MessageTypeDefinition<_fencing_v1_WriteRequest, _fencing_v1_WriteRequest__Output>
+      WriteResponse: MessageTypeDefinition<_fencing_v1_WriteResponse, _fencing_v1_WriteResponse__Output>
+    }
+  }
+}
+

@@ -1,0 +1,69 @@
+// The one typed loader of the fencing.v1 contract. The options below are the
+// ones proto-loader-gen-types used to produce ./generated (one JSON file
+// feeds both), so the generated types describe exactly what grpc-js yields:
+// snake_case fields as in the .proto, uint64 as decimal strings, enums as
+// their names, defaults filled in.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import type { ProtoGrpcType as SinkProto } from './generated/sink.js';
+import type { ProtoGrpcType as CoordinatorProto } from './generated/coordinator.js';
+
+export * from './status-details.js';
+export * from './unary-call.js';
+
+const rawOptions = JSON.parse(
+  readFileSync(new URL('../loader-options.json', import.meta.url), 'utf8'),
+) as { keepCase: boolean; longs: 'String'; enums: 'String'; defaults: boolean; oneofs: boolean };
+
+/** The exact loadSync options of the generated types (see scripts/gen-types.mjs). */
+export const LOADER_OPTIONS: protoLoader.Options = Object.freeze({
+  ...rawOptions,
+  longs: String,
+  enums: String,
+  includeDirs: [fileURLToPath(new URL('..', import.meta.url))],
+});
+
+/** Paths of the contract's .proto files, relative to the proto/ folder. */
+export const PROTO_FILES = ['fencing/v1/sink.proto', 'fencing/v1/coordinator.proto'] as const;
+
+/** Both services' package definition, also what server reflection serves. */
+export const packageDefinition: protoLoader.PackageDefinition = protoLoader.loadSync(
+  [...PROTO_FILES],
+  LOADER_OPTIONS,
+);
+
+const loaded = grpc.loadPackageDefinition(packageDefinition) as unknown as SinkProto & CoordinatorProto;
+
+/** Client constructors and service definitions of fencing.v1. */
+export const fencing = {
+  Sink: loaded.fencing.v1.Sink,
+  Coordinator: (loaded as unknown as CoordinatorProto).fencing.v1.Coordinator,
+} as const;
+
+/** Fully qualified service names, as health checks and reflection know them. */
+export const SERVICE_NAMES = {
+  sink: 'fencing.v1.Sink',
+  coordinator: 'fencing.v1.Coordinator',
+} as const;
+
+export type { SinkClient, SinkHandlers } from './generated/fencing/v1/Sink.js';
+export type { CoordinatorClient, CoordinatorHandlers } from './generated/fencing/v1/Coordinator.js';
+export type { AdvanceFenceRequest, AdvanceFenceRequest__Output } from './generated/fencing/v1/AdvanceFenceRequest.js';
+export type { AdvanceFenceResponse, AdvanceFenceResponse__Output } from './generated/fencing/v1/AdvanceFenceResponse.js';
+export type { WriteRequest, WriteRequest__Output } from './generated/fencing/v1/WriteRequest.js';
+export type { WriteResponse, WriteResponse__Output } from './generated/fencing/v1/WriteResponse.js';
+export type { ReadRequest, ReadRequest__Output } from './generated/fencing/v1/ReadRequest.js';
+export type { ReadResponse, ReadResponse__Output } from './generated/fencing/v1/ReadResponse.js';
+export type { GetFenceRequest, GetFenceRequest__Output } from './generated/fencing/v1/GetFenceRequest.js';
+export type { GetFenceResponse, GetFenceResponse__Output } from './generated/fencing/v1/GetFenceResponse.js';
+export type { AcquireRequest, AcquireRequest__Output } from './generated/fencing/v1/AcquireRequest.js';
+export type { AcquireResponse, AcquireResponse__Output } from './generated/fencing/v1/AcquireResponse.js';
+export type { RenewRequest, RenewRequest__Output } from './generated/fencing/v1/RenewRequest.js';
+export type { RenewResponse, RenewResponse__Output } from './generated/fencing/v1/RenewResponse.js';
+export type { ReleaseRequest, ReleaseRequest__Output } from './generated/fencing/v1/ReleaseRequest.js';
+export type { ReleaseResponse, ReleaseResponse__Output } from './generated/fencing/v1/ReleaseResponse.js';
+export type { DescribeRequest, DescribeRequest__Output } from './generated/fencing/v1/DescribeRequest.js';
+export type { DescribeResponse, DescribeResponse__Output } from './generated/fencing/v1/DescribeResponse.js';
+export type { Lease, Lease__Output } from './generated/fencing/v1/Lease.js';

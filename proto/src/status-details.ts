@@ -1,0 +1,128 @@
+// The rich error model on the wire: a google.rpc.Status carried in the
+// `grpc-status-details-bin` trailer, holding a google.rpc.ErrorInfo (domain,
+// reason, metadata) and, for invalid input, a google.rpc.BadRequest. Any
+// language's stock client can decode it with the googleapis protos.
+import { createRequire } from 'node:module';
+import protobuf from 'protobufjs';
+
+const require = createRequire(import.meta.url);
+const googleProtos: { getProtoPath(...paths: string[]): string } = require('google-proto-files');
+
+const root = new protobuf.Root();
+root.loadSync([googleProtos.getProtoPath('rpc', 'status.proto'), googleProtos.getProtoPath('rpc', 'error_details.proto')], { keepCase: true });
+const StatusType = root.lookupType('google.rpc.Status');
+const ErrorInfoType = root.lookupType('google.rpc.ErrorInfo');
+const BadRequestType = root.lookupType('google.rpc.BadRequest');
+
+const TYPE_URL_PREFIX = 'type.googleapis.com/';
+const ERROR_INFO_URL = TYPE_URL_PREFIX + 'google.rpc.ErrorInfo';
+const BAD_REQUEST_URL = TYPE_URL_PREFIX + 'google.rpc.BadRequest';
+
+/** The `grpc-status-details-bin` metadata key grpc-js and other stacks read. */
+export const STATUS_DETAILS_KEY = 'grpc-status-details-bin';
+
+/** google.rpc.ErrorInfo. `metadata` values are strings on the wire. */
+export interface ErrorInfo {
+  reason: string;
+  domain: string;
+  metadata: Record<string, string>;
+}
+
+/** One google.rpc.BadRequest.FieldViolation. */
+export interface FieldViolation {
+  field: string;
+  description: string;
+}
+
+/** A decoded google.rpc.Status with the details this project uses. */
+export interface StatusDetails {
+  code: number;
+  message: string;
+  errorInfo?: ErrorInfo;
+  fieldViolations?: FieldViolation[];
+}
+
+/** Encodes a google.rpc.Status with ErrorInfo and BadRequest details as Any. */
+export function encodeStatusDetails(status: StatusDetails): Buffer {
+  const details: { type_url: string; value: Uint8Array }[] = [];
+  if (status.errorInfo) {
+    details.push({ type_url: ERROR_INFO_URL, value: ErrorInfoType.encode(ErrorInfoType.fromObject(status.errorInfo)).finish() });
+  }
+  if (status.fieldViolations && status.fieldViolations.length > 0) {
+    details.push({
+      type_url: BAD_REQUEST_URL,
+      value: BadRequestType.encode(BadRequestType.fromObject({ field_violations: status.fieldViolations })).finish(),
+    });
+  }
+  const message = StatusType.fromObject({ code: status.code, message: status.message, details });
+  return Buffer.from(StatusType.encode(message).finish());
+}
+
+/** Decodes `grpc-status-details-bin`; unknown detail types are skipped. */
+export function decodeStatusDetails(bytes: Uint8Array): StatusDetails {
+  const status = StatusType.toObject(StatusType.decode(bytes), { defaults: true }) as {
+    code: number;
+    message: string;
+    details: { type_url: string; value: Uint8Array }[];
+  };
+  const decoded: StatusDetails = { code: status.code, message: status.message };
+  for (const any of status.details) {
+    if (any.type_url === ERROR_INFO_URL) {
+      decoded.errorInfo = ErrorInfoType.toObject(ErrorInfoType.decode(any.value), { defaults: true }) as ErrorInfo;
+    } else if (any.type_url === BAD_REQUEST_URL) {
+      const badRequest = BadRequestType.toObject(BadRequestType.decode(any.value), { defaults: true }) as {
+        field_violations: FieldViolation[];
+      };
+      decoded.fieldViolations = badRequest.field_violations.map(({ field, description }) => ({ field, description }));
+    }
+  }
+  return decoded;
+}
+
+/** What a client branches on: the gRPC code and the protocol reason. */
+export interface RemoteFailure {
+  code: number;
+  /** The ErrorInfo reason, else the `fencing-reason` trailer, else ''. */
+  reason: string;
+  /** ErrorInfo metadata, such as `fence` or `remaining_ms`. */
+  metadata: Record<string, string>;
+  fieldViolations: FieldViolation[];
+  message: string;
+}
+
+/** The trailing metadata key that repeats the reason for clients without the googleapis protos. */
+export const REASON_KEY = 'fencing-reason';
+
+interface MetadataLike {
+  get(key: string): (string | Buffer)[];
+}
+
+/**
+ * Reads code, reason and details from an error a grpc-js client returned.
+ * Never throws: a malformed or absent details trailer yields empty details.
+ */
+export function remoteFailure(error: { code?: number; details?: string; metadata?: MetadataLike }): RemoteFailure {
+  const failure: RemoteFailure = {
+    code: error.code ?? 2,
+    reason: '',
+    metadata: {},
+    fieldViolations: [],
+    message: error.details ?? '',
+  };
+  const trailer = error.metadata?.get(REASON_KEY)[0];
+  if (typeof trailer === 'string') failure.reason = trailer;
+  const bin = error.metadata?.get(STATUS_DETAILS_KEY)[0];
+  if (bin instanceof Buffer) {
+    try {
+      const details = decodeStatusDetails(bin);
+      if (details.errorInfo) {
+        failure.reason = details.errorInfo.reason;
+        failure.metadata = details.errorInfo.metadata;
+      }
+      failure.fieldViolations = details.fieldViolations ?? [];
+    } catch {
+      // A peer that sent garbage details still has its code and trailer.
+    }
+  }
+  return failure;
+}
