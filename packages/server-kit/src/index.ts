@@ -8,3 +8,4 @@ export * from './metrics.js';
 export * from './server.js';
 export * from './cli-options.js';
 export * from './lifecycle.js';
+export * from './spawn.js';

@@ -4,8 +4,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { spawnReady } from '@fencer/server-kit';
 
 /** The built CLI entry point (tests run after `tsc -b`, see `npm test`). */
 export const FENCER_BIN = fileURLToPath(new URL('../../cli/bin/fencer.js', import.meta.url));
@@ -51,35 +51,10 @@ export function runFencer(args: string[], options: { env?: NodeJS.ProcessEnv; ti
  * Starts `fencer <args>` and resolves once it printed its ready line. Rejects
  * (and kills the child) if it exits first or is not ready within timeoutMs.
  */
-export function startFencer(args: string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<FencerProcess> {
-  const child = spawn(process.execPath, [FENCER_BIN, ...args], { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startFencer(args: string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<FencerProcess> {
   let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on('exit', (code, signal) => resolve({ code, signal })),
-  );
-  return new Promise((resolve, reject) => {
-    const timeoutMs = options.timeoutMs ?? 15_000;
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`fencer ${args.join(' ')} not ready within ${timeoutMs} ms\n${stderr}`));
-    }, timeoutMs);
-    void exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      reject(new Error(`fencer ${args.join(' ')} exited (code ${code}, signal ${signal}) before it was ready\n${stderr}`));
-    });
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      let event: { event?: string; address?: string };
-      try {
-        event = JSON.parse(line);
-      } catch {
-        return;
-      }
-      if (event.event !== 'ready' || !event.address) return;
-      clearTimeout(timer);
-      resolve({ child, address: event.address, stderr: () => stderr, kill: (signal) => child.kill(signal), exited });
-    });
-  });
+  const { child, ready, exited } = await spawnReady(FENCER_BIN, args, { ...options, onStderr: (text) => (stderr += text) });
+  return { child, address: ready.address, stderr: () => stderr, kill: (signal) => child.kill(signal), exited };
 }
 
 /** Stops a process with SIGTERM, and SIGKILL if it is still there after graceMs. */
