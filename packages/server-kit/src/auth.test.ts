@@ -1,0 +1,70 @@
+import { writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Metadata } from '@grpc/grpc-js';
+import { describe, expect, it } from 'vitest';
+import { authorize, bearerAuthenticator, CredentialsError, readCredentialsFile, requireOwner } from './auth.js';
+import { Failure } from './failure.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'fencer-auth-'));
+const file = (name: string, text: string) => {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+};
+const withAuth = (value?: string) => {
+  const metadata = new Metadata();
+  if (value !== undefined) metadata.set('authorization', value);
+  return metadata;
+};
+const reasonOf = (run: () => unknown) => {
+  try {
+    run();
+  } catch (error) {
+    return (error as Failure).reason;
+  }
+  return 'none';
+};
+
+describe('credentials file (A2)', () => {
+  it.each([
+    ['not JSON', '{'],
+    ['not an array', '{}'],
+    ['short token', '[{"token":"short","identity":"c","role":"coordinator"}]'],
+    ['unknown role', '[{"token":"0123456789abcdefXYZ","identity":"c","role":"root"}]'],
+    ['duplicate token', '[{"token":"0123456789abcdefXYZ","identity":"a","role":"worker"},{"token":"0123456789abcdefXYZ","identity":"b","role":"admin"}]'],
+  ])('rejects %s with a CredentialsError', (name, text) => {
+    expect(() => readCredentialsFile(file(`${name}.json`, text))).toThrow(CredentialsError);
+  });
+
+  it('rejects a missing file with a CredentialsError', () => {
+    expect(() => readCredentialsFile(join(dir, 'absent.json'))).toThrow(CredentialsError);
+  });
+});
+
+describe('bearer authentication and roles (A2, A3, A4)', () => {
+  const auth = bearerAuthenticator([
+    { token: 'coordinator-token-0123', identity: 'coord', role: 'coordinator' },
+    { token: 'worker-token-0123456789', identity: 'w1', role: 'worker' },
+  ]);
+
+  it('maps a known token to its identity and role', () => {
+    expect(auth.authenticate(withAuth('Bearer worker-token-0123456789'))).toMatchObject({ identity: 'w1', role: 'worker' });
+  });
+
+  it.each([[undefined], ['Bearer nope-nope-nope-nope'], ['Basic d29ya2VyOng='], ['Bearer ']])('refuses %s as UNAUTHENTICATED', (header) => {
+    expect(reasonOf(() => auth.authenticate(withAuth(header)))).toBe('UNAUTHENTICATED');
+  });
+
+  it('refuses a known identity with the wrong role as PERMISSION_DENIED', () => {
+    const worker = auth.authenticate(withAuth('Bearer worker-token-0123456789'));
+    expect(reasonOf(() => authorize(worker, 'AdvanceFence', ['coordinator']))).toBe('PERMISSION_DENIED');
+    expect(reasonOf(() => authorize(worker, 'Write', ['worker']))).toBe('none');
+  });
+
+  it('lets a worker act only as itself', () => {
+    const worker = auth.authenticate(withAuth('Bearer worker-token-0123456789'));
+    expect(reasonOf(() => requireOwner(worker, 'w2'))).toBe('OWNER_MISMATCH');
+    expect(reasonOf(() => requireOwner(worker, 'w1'))).toBe('none');
+  });
+});
