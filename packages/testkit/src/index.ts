@@ -14,6 +14,8 @@ export interface FencerProcess {
   readonly child: ChildProcess;
   /** HOST:PORT from the ready line. */
   readonly address: string;
+  /** The whole ready line (`fencer cluster` adds `sink` and `coordinator`). */
+  readonly ready: Readonly<Record<string, unknown>>;
   /** Everything the process wrote to stderr so far (its JSON logs). */
   stderr(): string;
   /** Sends a signal (SIGKILL, SIGSTOP, SIGCONT, SIGTERM...). */
@@ -54,7 +56,7 @@ export function runFencer(args: string[], options: { env?: NodeJS.ProcessEnv; ti
 export async function startFencer(args: string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<FencerProcess> {
   let stderr = '';
   const { child, ready, exited } = await spawnReady(FENCER_BIN, args, { ...options, onStderr: (text) => (stderr += text) });
-  return { child, address: ready.address, stderr: () => stderr, kill: (signal) => child.kill(signal), exited };
+  return { child, address: ready.address, ready, stderr: () => stderr, kill: (signal) => child.kill(signal), exited };
 }
 
 /** Stops a process with SIGTERM, and SIGKILL if it is still there after graceMs. */
