@@ -1,6 +1,12 @@
-import { Command } from 'commander';
+// @fencer/sink: the fenced write target (PROTOCOL.md F1–F6).
+import type { Command } from 'commander';
+import { buildSinkCommand } from './config.js';
+import { runSink } from './main.js';
 
-/** `fencer sink` (placeholder until the sink lands). */
+export { startSink, type RunningSink } from './main.js';
+export { sinkConfig, ConfigError, type SinkConfig, type SinkAuth } from './config.js';
+
+/** `fencer sink`, as the CLI mounts it. */
 export function sinkCommand(): Command {
-  return new Command('sink').description('the fenced write target');
+  return buildSinkCommand(runSink);
 }

@@ -1,0 +1,115 @@
+// F6 on disk: each group-commit batch is ONE LevelDB atomic batch written
+// with sync: true, so everything a Write stores lands together (F2) and is
+// fsynced before anyone is told it happened.
+import { mkdirSync } from 'node:fs';
+import { Level } from 'level';
+import { StartupError } from '@fencer/server-kit';
+import type { FenceRecord, StoredResult } from '../core/fence-policy.js';
+import { GroupCommitStore, type DurableBackend } from '../core/group-commit.js';
+import type { StoreOp } from '../core/store.js';
+
+/** On-disk layout version, checked at open so a future layout is never misread. */
+const FORMAT = '1';
+
+type Db = Level<string, Buffer>;
+const binarySublevel = (db: Db, name: string) => db.sublevel<string, Buffer>(name, { keyEncoding: 'utf8', valueEncoding: 'buffer' });
+type Sublevel = ReturnType<typeof binarySublevel>;
+
+// Values are binary: 8-byte big-endian uint64, then the rest. Keys are
+// UTF-8; a result key is resource NUL result_id, unambiguous because V2
+// forbids control characters in both.
+function encodeFence(record: FenceRecord): Buffer {
+  const grantId = Buffer.from(record.grantId, 'utf8');
+  const value = Buffer.allocUnsafe(8 + grantId.length);
+  value.writeBigUInt64BE(record.fence, 0);
+  grantId.copy(value, 8);
+  return value;
+}
+
+function decodeFence(value: Buffer): FenceRecord {
+  return { fence: value.readBigUInt64BE(0), grantId: value.subarray(8).toString('utf8') };
+}
+
+function encodeResult(result: StoredResult): Buffer {
+  const value = Buffer.allocUnsafe(8 + result.payload.byteLength);
+  value.writeBigUInt64BE(result.token, 0);
+  value.set(result.payload, 8);
+  return value;
+}
+
+function decodeResult(value: Buffer): StoredResult {
+  return { token: value.readBigUInt64BE(0), payload: value.subarray(8) };
+}
+
+const resultKey = (resource: string, resultId: string) => `${resource}\u0000${resultId}`;
+
+/** LevelDB underneath a GroupCommitStore. Open it with `openLevelStore`. */
+export class LevelBackend implements DurableBackend {
+  readonly #db: Db;
+  readonly #fences: Sublevel;
+  readonly #results: Sublevel;
+
+  constructor(db: Db) {
+    this.#db = db;
+    this.#fences = binarySublevel(db, 'fence');
+    this.#results = binarySublevel(db, 'result');
+  }
+
+  async readFence(resource: string): Promise<FenceRecord | undefined> {
+    const value = await this.#fences.get(resource);
+    return value === undefined ? undefined : decodeFence(value);
+  }
+
+  async readResult(resource: string, resultId: string): Promise<StoredResult | undefined> {
+    const value = await this.#results.get(resultKey(resource, resultId));
+    return value === undefined ? undefined : decodeResult(value);
+  }
+
+  async writeBatch(ops: readonly StoreOp[]): Promise<void> {
+    await this.#db.batch(
+      ops.map((op) =>
+        op.kind === 'fence'
+          ? { type: 'put' as const, sublevel: this.#fences, key: op.resource, value: encodeFence(op.record) }
+          : { type: 'put' as const, sublevel: this.#results, key: resultKey(op.resource, op.resultId), value: encodeResult(op.result) },
+      ),
+      { sync: true },
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.#db.close();
+  }
+}
+
+/**
+ * Opens (creating when missing) the LevelDB store in `dir`. Throws
+ * StartupError with a one-line reason: directory unusable, in use by another
+ * process (LevelDB's LOCK), or of an unknown format.
+ */
+export async function openLevelStore(
+  dir: string,
+  options: { onBatchDurable?: (info: { ops: number }) => void } = {},
+): Promise<{ store: GroupCommitStore; db: Db }> {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    throw new StartupError(`cannot create data directory ${dir}: ${(error as Error).message}`);
+  }
+  const db: Db = new Level<string, Buffer>(dir, { keyEncoding: 'utf8', valueEncoding: 'buffer' });
+  try {
+    await db.open();
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    if (cause?.code === 'LEVEL_LOCKED') throw new StartupError(`data directory ${dir} is in use by another process (LevelDB lock)`);
+    throw new StartupError(`cannot open data directory ${dir}: ${cause?.message ?? (error as Error).message}`);
+  }
+  const meta = db.sublevel<string, string>('meta', { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+  const format = await meta.get('format');
+  if (format === undefined) {
+    await db.batch([{ type: 'put', sublevel: meta, key: 'format', value: FORMAT }], { sync: true });
+  } else if (format !== FORMAT) {
+    await db.close();
+    throw new StartupError(`data directory ${dir} holds sink data of format ${format}; this build reads format ${FORMAT}`);
+  }
+  return { store: new GroupCommitStore(new LevelBackend(db), options), db };
+}

@@ -1,0 +1,86 @@
+// An in-memory DurableBackend for unit tests. Its "disk" survives a simulated
+// crash (a new store over the same MemoryDisk), and a test can hold syncs
+// back or make them fail, to observe pipelining, durability and fail-stop.
+import type { FenceRecord, StoredResult } from '../core/fence-policy.js';
+import { GroupCommitStore, type DurableBackend } from '../core/group-commit.js';
+import type { StoreOp } from '../core/store.js';
+
+/** What a crash does not lose: the synced state. Shared by successive stores in a test. */
+export class MemoryDisk {
+  readonly fences = new Map<string, FenceRecord>();
+  readonly results = new Map<string, StoredResult>();
+}
+
+/**
+ * Backend over a MemoryDisk. With `manualSync`, each batch waits until the
+ * test calls `syncNext()` (or `failNext(error)`); otherwise batches are
+ * "synced" on the next microtask turn.
+ */
+export class MemoryBackend implements DurableBackend {
+  readonly #waiting: { ops: readonly StoreOp[]; resolve(): void; reject(error: Error): void }[] = [];
+  #closed = false;
+
+  constructor(
+    readonly disk: MemoryDisk = new MemoryDisk(),
+    private readonly options: { manualSync?: boolean } = {},
+  ) {}
+
+  async readFence(resource: string): Promise<FenceRecord | undefined> {
+    this.#open();
+    return this.disk.fences.get(resource);
+  }
+
+  async readResult(resource: string, resultId: string): Promise<StoredResult | undefined> {
+    this.#open();
+    return this.disk.results.get(`${resource}\u0000${resultId}`);
+  }
+
+  writeBatch(ops: readonly StoreOp[]): Promise<void> {
+    this.#open();
+    return new Promise<void>((resolve, reject) => {
+      const entry = { ops, resolve: () => (this.#apply(ops), resolve()), reject };
+      if (this.options.manualSync) this.#waiting.push(entry);
+      else queueMicrotask(entry.resolve);
+    });
+  }
+
+  /** Batches written but not yet synced (manual mode). */
+  get waitingBatches(): number {
+    return this.#waiting.length;
+  }
+
+  /** Syncs the oldest waiting batch; throws if there is none. */
+  syncNext(): void {
+    const next = this.#waiting.shift();
+    if (!next) throw new Error('no batch is waiting to be synced');
+    next.resolve();
+  }
+
+  /** Fails the oldest waiting batch with an I/O error; nothing of it reaches the disk. */
+  failNext(error = new Error('EIO: simulated disk failure')): void {
+    const next = this.#waiting.shift();
+    if (!next) throw new Error('no batch is waiting to be synced');
+    next.reject(error);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+  }
+
+  #apply(ops: readonly StoreOp[]): void {
+    for (const op of ops) {
+      if (op.kind === 'fence') this.disk.fences.set(op.resource, op.record);
+      else this.disk.results.set(`${op.resource}\u0000${op.resultId}`, op.result);
+    }
+  }
+
+  #open(): void {
+    if (this.#closed) throw new Error('memory backend is closed');
+  }
+}
+
+/** A GroupCommitStore over a MemoryBackend; pass a disk to "reopen after a crash". */
+export function memoryStore(disk = new MemoryDisk(), options: { manualSync?: boolean } = {}): { store: GroupCommitStore; backend: MemoryBackend } {
+  const backend = new MemoryBackend(disk, options);
+  return { store: new GroupCommitStore(backend), backend };
+}

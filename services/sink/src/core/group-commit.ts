@@ -1,0 +1,208 @@
+// F6 with throughput: every acknowledged change is fsynced first, and while
+// one synced batch is in flight, newly committed ops gather into the next one
+// (group commit). F2 relies on the overlay: a committed op is readable at
+// once, so a decision taken under a resource lock sees every earlier one even
+// before it is durable.
+import type { FenceRecord, StoredResult } from './fence-policy.js';
+import { StoreFailedError, type SinkStore, type StoreOp } from './store.js';
+
+/** Durable storage underneath a GroupCommitStore (LevelDB, or memory in tests). */
+export interface DurableBackend {
+  readFence(resource: string): Promise<FenceRecord | undefined>;
+  readResult(resource: string, resultId: string): Promise<StoredResult | undefined>;
+  /** Writes all ops atomically; resolves only once they are durable (fsynced). */
+  writeBatch(ops: readonly StoreOp[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Counters for tests and metrics. */
+export interface GroupCommitStats {
+  /** Batches handed to the backend (one synced write each). */
+  readonly batches: number;
+  /** `commit` calls accepted. */
+  readonly commits: number;
+  /** Ops written durably so far. */
+  readonly durableOps: number;
+}
+
+interface Batch {
+  readonly ops: StoreOp[];
+  readonly keys: string[];
+  readonly durable: Promise<void>;
+  resolve(): void;
+  reject(error: Error): void;
+}
+
+interface Pending {
+  readonly value: FenceRecord | StoredResult;
+  readonly batch: Batch;
+}
+
+// V2 forbids control characters in resource and result_id, so NUL cannot
+// occur inside either and the joined key is unambiguous.
+const fenceKey = (resource: string) => `f\u0000${resource}`;
+const resultKey = (resource: string, resultId: string) => `r\u0000${resource}\u0000${resultId}`;
+const opKey = (op: StoreOp) => (op.kind === 'fence' ? fenceKey(op.resource) : resultKey(op.resource, op.resultId));
+
+function newBatch(): Batch {
+  let resolve!: () => void;
+  let reject!: (error: Error) => void;
+  const durable = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // Callers may never await a batch (e.g. nobody called settled()); its
+  // failure is reported through whenFailed, not as an unhandled rejection.
+  durable.catch(() => undefined);
+  return { ops: [], keys: [], durable, resolve, reject };
+}
+
+/**
+ * A SinkStore over any DurableBackend: pending values live in a small overlay
+ * until their batch is synced, at most one batch is in flight, and batches
+ * are written in commit order. Memory holds only pending values.
+ */
+export class GroupCommitStore implements SinkStore {
+  readonly #backend: DurableBackend;
+  readonly #overlay = new Map<string, Pending>();
+  #open: Batch = newBatch();
+  #inFlight: Batch | undefined;
+  #failure: StoreFailedError | undefined;
+  #closed = false;
+  #reportFailure!: (error: Error) => void;
+  readonly #failed = new Promise<Error>((resolve) => (this.#reportFailure = resolve));
+  readonly #onBatch: ((info: { ops: number }) => void) | undefined;
+  #stats = { batches: 0, commits: 0, durableOps: 0 };
+
+  constructor(backend: DurableBackend, options: { onBatchDurable?: (info: { ops: number }) => void } = {}) {
+    this.#backend = backend;
+    this.#onBatch = options.onBatchDurable;
+  }
+
+  get stats(): GroupCommitStats {
+    return { ...this.#stats };
+  }
+
+  async fence(resource: string): Promise<FenceRecord | undefined> {
+    this.#check();
+    const pending = this.#overlay.get(fenceKey(resource));
+    if (pending) return pending.value as FenceRecord;
+    return this.#read(() => this.#backend.readFence(resource));
+  }
+
+  async result(resource: string, resultId: string): Promise<StoredResult | undefined> {
+    this.#check();
+    const pending = this.#overlay.get(resultKey(resource, resultId));
+    if (pending) return pending.value as StoredResult;
+    return this.#read(() => this.#backend.readResult(resource, resultId));
+  }
+
+  commit(ops: readonly StoreOp[]): Promise<void> {
+    try {
+      this.#check();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const batch = this.#open;
+    for (const op of ops) {
+      const key = opKey(op);
+      batch.ops.push(op);
+      batch.keys.push(key);
+      this.#overlay.set(key, { value: op.kind === 'fence' ? op.record : op.result, batch });
+    }
+    this.#stats.commits++;
+    this.#flush();
+    return batch.durable;
+  }
+
+  settled(): Promise<void> {
+    if (this.#failure) return Promise.reject(this.#failure);
+    // FIFO: the newest batch being durable implies every older one is.
+    if (this.#open.ops.length > 0) return this.#open.durable;
+    return this.#inFlight?.durable ?? Promise.resolve();
+  }
+
+  async durableFence(resource: string): Promise<FenceRecord | undefined> {
+    this.#check();
+    const pending = this.#overlay.get(fenceKey(resource));
+    if (pending) {
+      // The value was the latest when this read began; answer it only once
+      // a crash can no longer take it back (F6 for readers).
+      await pending.batch.durable;
+      return pending.value as FenceRecord;
+    }
+    return this.#read(() => this.#backend.readFence(resource));
+  }
+
+  async durableResult(resource: string, resultId: string): Promise<StoredResult | undefined> {
+    this.#check();
+    const pending = this.#overlay.get(resultKey(resource, resultId));
+    if (pending) {
+      await pending.batch.durable;
+      return pending.value as StoredResult;
+    }
+    return this.#read(() => this.#backend.readResult(resource, resultId));
+  }
+
+  whenFailed(): Promise<Error> {
+    return this.#failed;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      await this.settled();
+    } finally {
+      await this.#backend.close();
+    }
+  }
+
+  #flush(): void {
+    if (this.#inFlight || this.#open.ops.length === 0 || this.#failure) return;
+    const batch = this.#open;
+    this.#open = newBatch();
+    this.#inFlight = batch;
+    this.#stats.batches++;
+    this.#backend.writeBatch(batch.ops).then(
+      () => {
+        this.#inFlight = undefined;
+        this.#stats.durableOps += batch.ops.length;
+        // A key re-committed in a later batch keeps that newer overlay entry.
+        for (const key of batch.keys) if (this.#overlay.get(key)?.batch === batch) this.#overlay.delete(key);
+        batch.resolve();
+        this.#onBatch?.({ ops: batch.ops.length });
+        this.#flush();
+      },
+      (error: unknown) => this.#fail(error),
+    );
+  }
+
+  async #read<T>(read: () => Promise<T>): Promise<T> {
+    try {
+      return await read();
+    } catch (error) {
+      // A read cut short by close() is not a storage failure.
+      if (this.#closed) throw new StoreFailedError('sink storage is closed', { cause: error });
+      this.#fail(error);
+      throw this.#failure;
+    }
+  }
+
+  #fail(cause: unknown): void {
+    if (this.#failure) return;
+    const failure = new StoreFailedError(`sink storage failed: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    this.#failure = failure;
+    // Fail-stop: nothing pending may ever be acknowledged, and nothing held
+    // in the overlay may be read again.
+    this.#inFlight?.reject(failure);
+    this.#open.reject(failure);
+    this.#overlay.clear();
+    this.#reportFailure(failure);
+  }
+
+  #check(): void {
+    if (this.#failure) throw this.#failure;
+    if (this.#closed) throw new StoreFailedError('sink storage is closed');
+  }
+}

@@ -1,0 +1,125 @@
+// F2 and F6: for each resource, checking the fence, checking result_id and
+// committing the result are one critical section (no AdvanceFence or other
+// Write of that resource interleaves), and no outcome is answered before
+// everything it depends on is durable.
+import { KeyedLock } from '@fencer/server-kit/core';
+import { decideAdvance, decideWrite } from './fence-policy.js';
+import type { SinkStore, StoreOp } from './store.js';
+
+/** A validated Write (V1/V2 already checked): token > 0, ids well-formed. */
+export interface WriteCommand {
+  readonly resource: string;
+  readonly token: bigint;
+  readonly resultId: string;
+  readonly payload: Uint8Array;
+}
+
+/** A validated AdvanceFence: token > 0. */
+export interface AdvanceCommand {
+  readonly resource: string;
+  readonly token: bigint;
+  readonly grantId: string;
+}
+
+/** The answer to a Write; `fence` is the resource's fence when it was decided. */
+export type WriteOutcome =
+  | { readonly kind: 'applied'; readonly fence: bigint }
+  | { readonly kind: 'replayed'; readonly fence: bigint }
+  | { readonly kind: 'stale'; readonly fence: bigint }
+  | { readonly kind: 'not_issued'; readonly fence: bigint }
+  | { readonly kind: 'conflict'; readonly fence: bigint };
+
+/** The answer to an AdvanceFence; on success `fence` equals the requested token. */
+export type AdvanceOutcome =
+  | { readonly kind: 'advanced'; readonly fence: bigint }
+  | { readonly kind: 'retry_same_grant'; readonly fence: bigint }
+  | { readonly kind: 'regression'; readonly fence: bigint };
+
+/** The answer to a Read: only durable results are reported. */
+export type ReadOutcome =
+  | { readonly kind: 'found'; readonly token: bigint; readonly payload: Uint8Array }
+  | { readonly kind: 'not_found' };
+
+interface Decided<T> {
+  readonly outcome: T;
+  /** Settles when every change this outcome made or observed is durable. */
+  readonly durable: Promise<void>;
+}
+
+/**
+ * The sink's commit path. Each method may be called concurrently (a unary
+ * handler per call, or a stream handler per message); calls on one resource
+ * are serialized, different resources run in parallel. Methods reject with
+ * StoreFailedError when the store failed; they never answer an outcome whose
+ * changes are not durable.
+ */
+export class SinkEngine {
+  readonly #lock = new KeyedLock();
+
+  constructor(private readonly store: SinkStore) {}
+
+  /** F1–F3, F6: stores the result iff token == fence, idempotently on result_id. */
+  write(command: WriteCommand): Promise<WriteOutcome> {
+    return this.#serialized(command.resource, async (): Promise<Decided<WriteOutcome>> => {
+      const fence = (await this.store.fence(command.resource))?.fence ?? 0n;
+      const existing = await this.store.result(command.resource, command.resultId);
+      const decision = decideWrite(fence, existing, command);
+      switch (decision.kind) {
+        case 'apply': {
+          const op: StoreOp = { kind: 'result', resource: command.resource, resultId: command.resultId, result: { token: command.token, payload: command.payload } };
+          return { outcome: { kind: 'applied', fence }, durable: this.store.commit([op]) };
+        }
+        case 'replayed':
+        case 'conflict':
+          // No change, but the stored result (or the fence) this answer
+          // rests on may still be pending: a REPLAYED must survive a crash (S5).
+          return { outcome: { kind: decision.kind, fence }, durable: this.store.settled() };
+        case 'stale':
+        case 'not_issued':
+          return { outcome: { kind: decision.kind, fence: decision.fence }, durable: this.store.settled() };
+      }
+    });
+  }
+
+  /** F4, F6: moves the fence up, or accepts the same grant's retry; answered once durable. */
+  advanceFence(command: AdvanceCommand): Promise<AdvanceOutcome> {
+    return this.#serialized(command.resource, async (): Promise<Decided<AdvanceOutcome>> => {
+      const current = await this.store.fence(command.resource);
+      const decision = decideAdvance(current, command);
+      switch (decision.kind) {
+        case 'advanced': {
+          const op: StoreOp = { kind: 'fence', resource: command.resource, record: { fence: command.token, grantId: command.grantId } };
+          return { outcome: { kind: 'advanced', fence: command.token }, durable: this.store.commit([op]) };
+        }
+        case 'retry_same_grant':
+          return { outcome: { kind: 'retry_same_grant', fence: command.token }, durable: this.store.settled() };
+        case 'regression':
+          return { outcome: { kind: 'regression', fence: decision.fence }, durable: this.store.settled() };
+      }
+    });
+  }
+
+  /** F3 Read: the durable result, or not_found. */
+  async read(resource: string, resultId: string): Promise<ReadOutcome> {
+    const result = await this.store.durableResult(resource, resultId);
+    return result === undefined ? { kind: 'not_found' } : { kind: 'found', token: result.token, payload: result.payload };
+  }
+
+  /** The durable fence; 0n when the resource was never advanced. */
+  async getFence(resource: string): Promise<bigint> {
+    return (await this.store.durableFence(resource))?.fence ?? 0n;
+  }
+
+  /**
+   * Decides under the resource's lock, then releases the lock BEFORE the
+   * fsync (pipelining) and waits for durability outside it. Safe because
+   * the store makes a commit visible at once and syncs batches in FIFO
+   * order: whatever a later decision saw pending is durable no later than
+   * that decision's own batch.
+   */
+  async #serialized<T>(resource: string, decide: () => Promise<Decided<T>>): Promise<T> {
+    const { outcome, durable } = await this.#lock.run(resource, decide);
+    await durable;
+    return outcome;
+  }
+}

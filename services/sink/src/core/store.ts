@@ -1,0 +1,46 @@
+// The storage port of the sink. Its contract is what makes F2 and F6 hold
+// together with pipelining: a commit is visible to the very next read (so a
+// decision made under the resource lock sees every earlier decision), and is
+// acknowledged only once durable, with batches becoming durable in FIFO order.
+import type { FenceRecord, StoredResult } from './fence-policy.js';
+
+/** One change. All ops of one `commit` call become durable atomically, together. */
+export type StoreOp =
+  | { readonly kind: 'fence'; readonly resource: string; readonly record: FenceRecord }
+  | { readonly kind: 'result'; readonly resource: string; readonly resultId: string; readonly result: StoredResult };
+
+/**
+ * The sink's state: fences and results. After a commit failure the store is
+ * failed for good (fail-stop): every pending and later call rejects with
+ * StoreFailedError, because in-memory state can no longer be trusted.
+ */
+export interface SinkStore {
+  /** The latest fence, including committed-but-not-yet-durable changes. For use under the resource's lock. */
+  fence(resource: string): Promise<FenceRecord | undefined>;
+  /** The latest result, including committed-but-not-yet-durable changes. For use under the resource's lock. */
+  result(resource: string, resultId: string): Promise<StoredResult | undefined>;
+  /**
+   * Makes `ops` visible to the reads above before returning (synchronously),
+   * and resolves once they are durable (fsynced). Batches become durable in
+   * the order they were committed. Rejects with StoreFailedError on I/O error.
+   */
+  commit(ops: readonly StoreOp[]): Promise<void>;
+  /** Resolves once everything committed before this call is durable; rejects if the store failed. */
+  settled(): Promise<void>;
+  /** The fence as durable state has it: a pending value is returned only after its batch is synced. */
+  durableFence(resource: string): Promise<FenceRecord | undefined>;
+  /** The result as durable state has it: a pending value is returned only after its batch is synced. */
+  durableResult(resource: string, resultId: string): Promise<StoredResult | undefined>;
+  /** Resolves with the cause once the store has failed; never rejects. */
+  whenFailed(): Promise<Error>;
+  /** Waits for pending batches, then releases the storage. Later calls reject. */
+  close(): Promise<void>;
+}
+
+/** The store hit an I/O error (or is closed); nothing it holds in memory may be answered from. */
+export class StoreFailedError extends Error {
+  override name = 'StoreFailedError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}

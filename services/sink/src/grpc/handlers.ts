@@ -1,0 +1,58 @@
+// Thin gRPC handlers: authorize (A4, via unaryFactory), validate every field
+// (V1/V2) before anything touches state, call the engine, map the outcome.
+import { RequestCheck, unaryFactory, type Authenticator, type Limits, type Logger, type Role } from '@fencer/server-kit';
+import type { SinkHandlers } from '@fencer/proto';
+import type { SinkEngine } from '../core/sink-engine.js';
+import { advanceResponse, readResponse, storeFailure, writeResponse } from './status.js';
+
+/**
+ * A4. GetFence also admits the coordinator, a deviation from A4's table:
+ * L6 has a coordinator that lost its data read the sink's fence to resume
+ * above it.
+ */
+export const SINK_ROLES = Object.freeze({
+  AdvanceFence: ['coordinator'],
+  Write: ['worker'],
+  Read: ['worker', 'admin'],
+  GetFence: ['worker', 'admin', 'coordinator'],
+} as const satisfies Record<keyof SinkHandlers, readonly Role[]>);
+
+/** The fencing.v1.Sink implementation over `engine`; `limits` bound ids and payloads (V2). */
+export function sinkHandlers(engine: SinkEngine, options: { authenticator: Authenticator; log: Logger; limits: Limits }): SinkHandlers {
+  const { limits } = options;
+  const unary = unaryFactory({ service: 'sink', authenticator: options.authenticator, log: options.log });
+  return {
+    AdvanceFence: unary('AdvanceFence', SINK_ROLES.AdvanceFence, async (request) => {
+      const check = new RequestCheck(limits);
+      const resource = check.id('resource', request.resource);
+      const token = check.positive('token', request.token);
+      const grantId = check.id('grant_id', request.grant_id);
+      check.done();
+      const outcome = await engine.advanceFence({ resource, token, grantId }).catch(storeFailure);
+      return advanceResponse(outcome, resource);
+    }),
+    Write: unary('Write', SINK_ROLES.Write, async (request) => {
+      const check = new RequestCheck(limits);
+      const resource = check.id('resource', request.resource);
+      const token = check.positive('token', request.token);
+      const resultId = check.id('result_id', request.result_id);
+      const payload = check.payload('payload', request.payload);
+      check.done();
+      const outcome = await engine.write({ resource, token, resultId, payload }).catch(storeFailure);
+      return writeResponse(outcome, resource);
+    }),
+    Read: unary('Read', SINK_ROLES.Read, async (request) => {
+      const check = new RequestCheck(limits);
+      const resource = check.id('resource', request.resource);
+      const resultId = check.id('result_id', request.result_id);
+      check.done();
+      return readResponse(await engine.read(resource, resultId).catch(storeFailure));
+    }),
+    GetFence: unary('GetFence', SINK_ROLES.GetFence, async (request) => {
+      const check = new RequestCheck(limits);
+      const resource = check.id('resource', request.resource);
+      check.done();
+      return { fence: (await engine.getFence(resource).catch(storeFailure)).toString() };
+    }),
+  };
+}

@@ -1,0 +1,123 @@
+// The composition root: store → engine → gRPC server → metrics. `startSink`
+// runs a sink in-process; `runSink` is the `fencer sink` process around it,
+// and the only code here that touches `process`.
+import { Counter, Histogram } from 'prom-client';
+import {
+  DEFAULT_LIMITS,
+  announceReady,
+  bearerAuthenticator,
+  createLogger,
+  insecureAuthenticator,
+  registry,
+  runUntilSignal,
+  serveMetrics,
+  silentLogger,
+  splitHostPort,
+  startGrpcServer,
+  type Logger,
+} from '@fencer/server-kit';
+import { SERVICE_NAMES, fencing } from '@fencer/proto';
+import { openLevelStore } from './adapters/level-store.js';
+import { SinkEngine } from './core/sink-engine.js';
+import type { SinkConfig } from './config.js';
+import { sinkHandlers } from './grpc/handlers.js';
+
+/** A sink running in this process. */
+export interface RunningSink {
+  /** HOST:PORT actually bound. */
+  readonly address: string;
+  /** HOST:PORT of /metrics, when configured. */
+  readonly metricsAddress: string | undefined;
+  /** Resolves with the cause if the store fails (fail-stop); the sink then answers UNAVAILABLE. */
+  readonly storeFailed: Promise<Error>;
+  /** Stops the server (letting calls finish), then closes the store. Idempotent. */
+  stop(): Promise<void>;
+}
+
+// Created once per process: prom-client refuses duplicate metric names, and
+// tests may run several sinks in one process.
+let storeMetrics: { batches: Counter; batchOps: Histogram } | undefined;
+function sinkStoreMetrics() {
+  storeMetrics ??= {
+    batches: new Counter({ name: 'fencer_sink_commit_batches_total', help: 'Synced LevelDB batches (group commits)', registers: [registry] }),
+    batchOps: new Histogram({
+      name: 'fencer_sink_commit_batch_ops',
+      help: 'Ops per synced batch (how much group commit gathers)',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+      registers: [registry],
+    }),
+  };
+  return storeMetrics;
+}
+
+/**
+ * Opens the store in `config.dataDir` and serves fencing.v1.Sink on
+ * `config.listen`. Rejects with StartupError (data dir locked or unusable,
+ * address in use) and leaves nothing open behind.
+ */
+export async function startSink(config: SinkConfig, options: { log?: Logger } = {}): Promise<RunningSink> {
+  const log = options.log ?? silentLogger;
+  const metrics = sinkStoreMetrics();
+  const { store } = await openLevelStore(config.dataDir, {
+    onBatchDurable: ({ ops }) => {
+      metrics.batches.inc();
+      metrics.batchOps.observe(ops);
+    },
+  });
+  const storeFailed = store.whenFailed();
+  void storeFailed.then((error) => log.fatal({ err: error }, 'storage failed; refusing all calls'));
+  const engine = new SinkEngine(store);
+  const authenticator = config.auth.kind === 'insecure' ? insecureAuthenticator : bearerAuthenticator(config.auth.credentials);
+  const limits = { ...DEFAULT_LIMITS, maxPayloadBytes: config.maxPayloadBytes };
+  let server;
+  let metricsServer;
+  try {
+    server = await startGrpcServer({
+      serviceName: SERVICE_NAMES.sink,
+      listen: config.listen,
+      register: (s) => s.addService(fencing.Sink.service, sinkHandlers(engine, { authenticator, log, limits })),
+      // V2: far above the payload limit, so an oversize payload reaches
+      // validation and is answered INVALID_ARGUMENT naming `payload`.
+      maxReceiveMessageBytes: Math.max(4 * 1024 * 1024, 4 * config.maxPayloadBytes),
+      log,
+    });
+    if (config.metrics !== undefined) {
+      const { host, port } = splitHostPort(config.metrics);
+      metricsServer = await serveMetrics(host, port);
+    }
+  } catch (error) {
+    await server?.stop(0);
+    await store.close();
+    throw error;
+  }
+  if (config.auth.kind === 'insecure') log.warn('running with --insecure: any caller may advance fences (A1 off)');
+  let stopping: Promise<void> | undefined;
+  const running = { server, metricsServer };
+  return {
+    address: running.server.address,
+    metricsAddress: running.metricsServer?.address,
+    storeFailed,
+    stop: () =>
+      (stopping ??= (async () => {
+        await running.server.stop();
+        await new Promise<void>((resolve) => (running.metricsServer ? running.metricsServer.server.close(() => resolve()) : resolve()));
+        await store.close();
+      })()),
+  };
+}
+
+/**
+ * `fencer sink`: runs until SIGTERM/SIGINT (exit 0) and prints the ready
+ * line. If the store fails, the process exits 1 at once: its in-memory
+ * state can no longer be trusted, and a restart recovers from disk.
+ */
+export async function runSink(config: SinkConfig): Promise<void> {
+  const log = createLogger('sink');
+  await runUntilSignal('sink', log, async () => {
+    const sink = await startSink(config, { log });
+    void sink.storeFailed.then(() => process.exit(1));
+    log.info({ address: sink.address, dataDir: config.dataDir, auth: config.auth.kind, metrics: sink.metricsAddress }, 'sink ready');
+    announceReady('sink', sink.address);
+    return sink;
+  });
+}
