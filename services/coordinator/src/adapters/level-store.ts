@@ -1,0 +1,117 @@
+// The LevelDB LeaseStore: one sublevel per kind of key. Reservations and
+// grants are synced before they resolve (L3, L6); renew/release/fence
+// updates and request collection are not (see LeaseStore for why that is safe).
+import { mkdirSync } from 'node:fs';
+import { Level } from 'level';
+import { StartupError } from '@fencer/server-kit';
+import type { LeaseStore, StoredState } from '../core/store.js';
+import type { Grant, RequestRecord } from '../core/model.js';
+
+const sublevel = (db: Level<string, string>, name: string) => db.sublevel<string, string>(name, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+type Sub = ReturnType<typeof sublevel>;
+
+/** JSON shapes on disk: bigints as decimal strings, so no precision is lost. */
+interface GrantJson {
+  resource: string;
+  ownerId: string;
+  incarnation: string;
+  token: string;
+  ttlMs: number;
+  ended: 'released' | 'fenced' | null;
+}
+interface RequestJson {
+  requestId: string;
+  resource: string;
+  ownerId: string;
+  incarnation: string;
+  ttlMs: number;
+  token: string;
+}
+
+const SYNCED = { sync: true } as const;
+const UNSYNCED = { sync: false } as const;
+
+/** A LeaseStore in a LevelDB directory (created when missing). One process per directory. */
+export class LevelStore implements LeaseStore {
+  private constructor(
+    private readonly db: Level<string, string>,
+    private readonly counters: Sub,
+    private readonly grants: Sub,
+    private readonly requests: Sub,
+  ) {}
+
+  /**
+   * Opens (creating) the store in `dir`. Throws StartupError with a one-line
+   * reason when the directory is unusable or another process holds it.
+   */
+  static async open(dir: string): Promise<LevelStore> {
+    try {
+      mkdirSync(dir, { recursive: true });
+    } catch (error) {
+      throw new StartupError(`cannot create data directory ${dir}: ${(error as Error).message}`);
+    }
+    const db = new Level<string, string>(dir, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+    try {
+      await db.open();
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      if (cause?.code === 'LEVEL_LOCKED') {
+        throw new StartupError(`data directory ${dir} is in use by another process (is a second coordinator running on it?)`);
+      }
+      throw new StartupError(`cannot open data directory ${dir}: ${cause?.message ?? (error as Error).message}`);
+    }
+    return new LevelStore(db, sublevel(db, 'counter'), sublevel(db, 'grant'), sublevel(db, 'request'));
+  }
+
+  async load(): Promise<StoredState> {
+    const counters = new Map<string, bigint>();
+    for await (const [resource, token] of this.counters.iterator()) counters.set(resource, BigInt(token));
+    const grants: Grant[] = [];
+    for await (const [, value] of this.grants.iterator()) grants.push(decodeGrant(JSON.parse(value) as GrantJson));
+    const requests: RequestRecord[] = [];
+    for await (const [, value] of this.requests.iterator()) requests.push(decodeRequest(JSON.parse(value) as RequestJson));
+    return { counters, grants, requests };
+  }
+
+  reserveToken(resource: string, token: bigint): Promise<void> {
+    return this.db.batch([{ type: 'put', sublevel: this.counters, key: resource, value: token.toString() }], SYNCED);
+  }
+
+  recordGrant(grant: Grant, request: RequestRecord): Promise<void> {
+    return this.db.batch(
+      [
+        { type: 'put', sublevel: this.grants, key: grant.resource, value: JSON.stringify(encodeGrant(grant)) },
+        { type: 'put', sublevel: this.requests, key: request.requestId, value: JSON.stringify(encodeRequest(request)) },
+      ],
+      SYNCED,
+    );
+  }
+
+  updateGrant(grant: Grant): Promise<void> {
+    return this.db.batch([{ type: 'put', sublevel: this.grants, key: grant.resource, value: JSON.stringify(encodeGrant(grant)) }], UNSYNCED);
+  }
+
+  deleteRequests(requestIds: readonly string[]): Promise<void> {
+    return this.db.batch(requestIds.map((key) => ({ type: 'del' as const, sublevel: this.requests, key })), UNSYNCED);
+  }
+
+  close(): Promise<void> {
+    return this.db.close();
+  }
+}
+
+function encodeGrant(grant: Grant): GrantJson {
+  return { ...grant, incarnation: grant.incarnation.toString(), token: grant.token.toString() };
+}
+
+function decodeGrant(json: GrantJson): Grant {
+  return { ...json, incarnation: BigInt(json.incarnation), token: BigInt(json.token) };
+}
+
+function encodeRequest(request: RequestRecord): RequestJson {
+  return { ...request, incarnation: request.incarnation.toString(), token: request.token.toString() };
+}
+
+function decodeRequest(json: RequestJson): RequestRecord {
+  return { ...json, incarnation: BigInt(json.incarnation), token: BigInt(json.token) };
+}

@@ -1,0 +1,47 @@
+// An in-memory SinkPort that implements F4 faithfully (advance iff token >
+// fence, or the same grant_id already set this token; else FENCE_REGRESSION
+// with the fence). A unit-test double only: process tests use the real sink.
+import type { AdvanceOutcome, FenceReading, SinkPort } from '../core/sink-port.js';
+
+/** F4 over Maps, with switches tests use to make the sink fail or stall. */
+export class MemorySink implements SinkPort {
+  readonly fences = new Map<string, bigint>();
+  /** grant_id that set each resource's current fence (F4 idempotent retry). */
+  readonly setBy = new Map<string, string>();
+  /** Every AdvanceFence that moved a fence, in order. */
+  readonly advances: { resource: string; token: bigint; grantId: string }[] = [];
+  /** When set, every call answers unavailable with this gRPC code name. */
+  down: string | null = null;
+  /** Runs before each AdvanceFence is judged (tests use it to observe or interfere). */
+  beforeAdvance: ((resource: string, token: bigint) => void | Promise<void>) | null = null;
+
+  async advanceFence(resource: string, token: bigint, grantId: string): Promise<AdvanceOutcome> {
+    if (this.beforeAdvance) await this.beforeAdvance(resource, token);
+    if (this.down) return { kind: 'unavailable', sinkCode: this.down };
+    const fence = this.fence(resource);
+    if (token > fence) {
+      this.fences.set(resource, token);
+      this.setBy.set(resource, grantId);
+      this.advances.push({ resource, token, grantId });
+      return { kind: 'advanced', fence: token };
+    }
+    if (token === fence && this.setBy.get(resource) === grantId) return { kind: 'advanced', fence };
+    return { kind: 'regression', fence };
+  }
+
+  async getFence(resource: string): Promise<FenceReading> {
+    if (this.down) return { kind: 'unavailable', sinkCode: this.down };
+    return { kind: 'fence', fence: this.fence(resource) };
+  }
+
+  /** The current fence of `resource` (0n if never advanced). */
+  fence(resource: string): bigint {
+    return this.fences.get(resource) ?? 0n;
+  }
+
+  /** F1 as the sink would judge a Write with `token`. */
+  judgeWrite(resource: string, token: bigint): 'accepted' | 'STALE_TOKEN' | 'TOKEN_NOT_ISSUED' {
+    const fence = this.fence(resource);
+    return token === fence ? 'accepted' : token < fence ? 'STALE_TOKEN' : 'TOKEN_NOT_ISSUED';
+  }
+}

@@ -1,0 +1,425 @@
+import { describe, expect, it } from 'vitest';
+import { FakeClock } from '@fencer/server-kit/core';
+import { Coordinator, type AcquireOutcome, type CoreLog } from './coordinator.js';
+import { MemoryMedium, MemoryStore } from '../adapters/memory-store.js';
+import { MemorySink } from '../adapters/memory-sink.js';
+import type { AcquireParams, LeaseView } from './model.js';
+
+const quiet: CoreLog = { info() {}, warn() {} };
+const TTL = 1_000;
+
+async function setup(options: { retentionMs?: number; medium?: MemoryMedium; sink?: MemorySink; clock?: FakeClock } = {}) {
+  const clock = options.clock ?? new FakeClock();
+  const medium = options.medium ?? new MemoryMedium();
+  const sink = options.sink ?? new MemorySink();
+  let ids = 0;
+  const open = () =>
+    Coordinator.open({
+      clock,
+      store: new MemoryStore(medium),
+      sink,
+      newGrantId: () => `grant-${++ids}`,
+      requestRetentionMs: options.retentionMs ?? 3_600_000,
+      log: quiet,
+    });
+  const core = await open();
+  return { clock, medium, sink, core, reopen: open };
+}
+
+let nextId = 0;
+function req(overrides: Partial<AcquireParams> = {}): AcquireParams {
+  return { requestId: `req-${++nextId}`, resource: 'r', ownerId: 'alice', incarnation: 1n, ttlMs: TTL, ...overrides };
+}
+
+function granted(outcome: AcquireOutcome): LeaseView {
+  if (outcome.kind !== 'granted') throw new Error(`expected granted, got ${outcome.kind}`);
+  return outcome.lease;
+}
+
+const holderOf = (lease: LeaseView) => ({ resource: lease.resource, ownerId: lease.ownerId, incarnation: lease.incarnation, token: lease.token });
+
+describe('L2: one valid lease per resource', () => {
+  it('refuses Acquire by anyone while a lease is valid, naming the holder and the time left', async () => {
+    const { core, clock, sink } = await setup();
+    const lease = granted(await core.acquire(req()));
+    clock.advance(400);
+    for (const other of [req({ ownerId: 'bob' }), req({ ownerId: 'alice' }), req({ ownerId: 'alice', incarnation: 2n })]) {
+      const outcome = await core.acquire(other);
+      expect(outcome).toMatchObject({ kind: 'held', holder: { ownerId: 'alice', incarnation: 1n, token: lease.token }, remainingMs: 600 });
+    }
+    expect(sink.advances).toHaveLength(1);
+  });
+
+  it('grants a larger token once the lease has expired (L1: at now == expires_at)', async () => {
+    const { core, clock } = await setup();
+    const first = granted(await core.acquire(req()));
+    clock.advance(TTL - 1);
+    expect((await core.acquire(req({ ownerId: 'bob' }))).kind).toBe('held');
+    clock.advance(1);
+    const second = granted(await core.acquire(req({ ownerId: 'bob' })));
+    expect(second.token).toBeGreaterThan(first.token);
+  });
+});
+
+describe('L3: reserve, fence, record, reply', () => {
+  it('advances the sink fence after the token is durably reserved and before the lease is recorded', async () => {
+    const { core, medium, sink } = await setup();
+    const seen: unknown[] = [];
+    sink.beforeAdvance = (resource, token) => {
+      seen.push({
+        reserved: medium.counters.get(resource),
+        durable: medium.journal.at(-1),
+        recorded: medium.grants.get(resource)?.token ?? null,
+        described: core.describe(resource).lease,
+      });
+      expect(token).toBe(1n);
+    };
+    const lease = granted(await core.acquire(req()));
+    expect(seen).toEqual([{ reserved: 1n, durable: { op: 'reserve', key: 'r', durable: true }, recorded: null, described: null }]);
+    expect(medium.journal.map((w) => [w.op, w.durable])).toEqual([['reserve', true], ['grant', true]]);
+    expect(sink.fence('r')).toBe(lease.token);
+    expect(medium.grants.get('r')?.token).toBe(lease.token);
+  });
+
+  it('grants nothing when the sink fails, and a later Acquire gets a larger token', async () => {
+    const { core, sink, medium } = await setup();
+    sink.down = 'UNAVAILABLE';
+    const request = req();
+    expect(await core.acquire(request)).toEqual({ kind: 'sink-unavailable', sinkCode: 'UNAVAILABLE' });
+    expect(core.describe('r')).toEqual({ lease: null, lastToken: 0n });
+    expect(medium.grants.size).toBe(0);
+    expect(medium.requests.size).toBe(0);
+    expect(medium.counters.get('r')).toBe(1n); // burned, never reused (L6)
+
+    sink.down = null;
+    const lease = granted(await core.acquire(request)); // same request id: nothing was recorded for it
+    expect(lease.token).toBe(2n);
+    expect(sink.fence('r')).toBe(2n);
+  });
+
+  it('grants nothing when recording fails after the fence moved, and never reuses that token', async () => {
+    const { core, sink, medium } = await setup();
+    sink.beforeAdvance = () => {
+      medium.failNext = new Error('disk full');
+    };
+    const request = req();
+    await expect(core.acquire(request)).rejects.toThrow('disk full');
+    expect(sink.fence('r')).toBe(1n);
+    expect(core.describe('r')).toEqual({ lease: null, lastToken: 0n });
+    sink.beforeAdvance = null;
+    expect(granted(await core.acquire(request)).token).toBe(2n);
+  });
+
+  it('on FENCE_REGRESSION raises the counter durably above the fence and retries once', async () => {
+    const { core, sink, medium } = await setup();
+    sink.fences.set('r', 41n); // e.g. this coordinator's data dir was lost
+    const lease = granted(await core.acquire(req()));
+    expect(lease.token).toBe(42n);
+    expect(medium.counters.get('r')).toBe(42n);
+    expect(sink.advances.map((a) => a.token)).toEqual([42n]);
+  });
+
+  it('fails with FENCE_CONFLICT when the fence is beyond the token again, granting nothing', async () => {
+    const { core, sink } = await setup();
+    const attempts: bigint[] = [];
+    // Another coordinator keeps advancing the fence just ahead of us.
+    sink.beforeAdvance = (resource, token) => {
+      attempts.push(token);
+      sink.fences.set(resource, token + 5n);
+    };
+    expect(await core.acquire(req())).toEqual({ kind: 'fence-conflict', fence: 12n });
+    expect(attempts).toEqual([1n, 7n]); // the retry goes above the fence it was told (6)
+    expect(core.describe('r')).toEqual({ lease: null, lastToken: 0n });
+    sink.beforeAdvance = null;
+    expect(granted(await core.acquire(req())).token).toBe(13n);
+  });
+});
+
+describe('R1/R2: idempotent Acquire', () => {
+  it("answers the current holder's retry with its grant, never LEASE_HELD, remaining_ms computed now", async () => {
+    const { core, clock, sink } = await setup();
+    const request = req();
+    const lease = granted(await core.acquire(request));
+    clock.advance(300);
+    expect(await core.acquire(request)).toEqual({ kind: 'replayed', lease: { ...lease, remainingMs: TTL - 300 } });
+    expect(sink.advances).toHaveLength(1);
+  });
+
+  it.each([
+    ['expired', async (ctx: Awaited<ReturnType<typeof setup>>) => ctx.clock.advance(TTL)],
+    ['released', async (ctx: Awaited<ReturnType<typeof setup>>, lease: LeaseView) => void (await ctx.core.release(holderOf(lease)))],
+    [
+      'superseded',
+      async (ctx: Awaited<ReturnType<typeof setup>>) => {
+        ctx.clock.advance(TTL);
+        granted(await ctx.core.acquire(req({ ownerId: 'bob' })));
+      },
+    ],
+  ] as const)('replays with remaining_ms 0 once the grant is %s', async (_name, end) => {
+    const ctx = await setup();
+    const request = req();
+    const lease = granted(await ctx.core.acquire(request));
+    await end(ctx, lease);
+    expect(await ctx.core.acquire(request)).toEqual({ kind: 'replayed', lease: { ...lease, remainingMs: 0 } });
+    expect(ctx.sink.advances.filter((a) => a.token === lease.token)).toHaveLength(1);
+  });
+
+  it.each([
+    ['resource', { resource: 'other' }],
+    ['owner_id', { ownerId: 'bob' }],
+    ['incarnation', { incarnation: 2n }],
+    ['ttl_ms', { ttlMs: TTL + 1 }],
+  ] as const)('refuses the same request id with a different %s (R2), changing nothing', async (_field, change) => {
+    const { core, sink } = await setup();
+    const request = req();
+    const lease = granted(await core.acquire(request));
+    expect(await core.acquire({ ...request, ...change })).toEqual({ kind: 'request-id-reused', requestId: request.requestId });
+    expect(sink.advances).toHaveLength(1);
+    expect(core.describe('r').lease).toEqual(lease);
+    expect(core.describe('other')).toEqual({ lease: null, lastToken: 0n });
+  });
+});
+
+describe('R3: request records are kept for the retention, then collected', () => {
+  it('keeps records across a restart and collects them once retention has passed', async () => {
+    const ctx = await setup({ retentionMs: 10_000 });
+    const request = req();
+    const lease = granted(await ctx.core.acquire(request));
+    ctx.clock.advance(9_999);
+    expect(await ctx.core.collectRequests()).toBe(0);
+    expect((await ctx.core.acquire(request)).kind).toBe('replayed');
+
+    ctx.clock.advance(1);
+    expect(await ctx.core.collectRequests()).toBe(1);
+    expect(ctx.medium.requests.has(request.requestId)).toBe(false);
+    // Collected: the id is new again (and the old lease long expired), so it gets a new token.
+    expect(granted(await ctx.core.acquire(request)).token).toBeGreaterThan(lease.token);
+  });
+
+  it('counts retention from the restart after a reopen (kept longer, never shorter)', async () => {
+    const ctx = await setup({ retentionMs: 10_000 });
+    const request = req();
+    granted(await ctx.core.acquire(request));
+    ctx.clock.advance(9_000);
+    const reopened = await ctx.reopen();
+    ctx.clock.advance(9_000);
+    expect(await reopened.collectRequests()).toBe(0);
+    expect((await reopened.acquire(request)).kind).toBe('replayed');
+    ctx.clock.advance(1_000);
+    expect(await reopened.collectRequests()).toBe(1);
+  });
+});
+
+describe('L4: Renew', () => {
+  it('is refused at exactly the TTL boundary (L1) and allowed one ms before, extending to now + ttl', async () => {
+    const { core, clock } = await setup();
+    const lease = granted(await core.acquire(req()));
+    clock.advance(TTL - 1);
+    expect(await core.renew({ ...holderOf(lease), ttlMs: 0 })).toEqual({ kind: 'renewed', lease: { ...lease, remainingMs: TTL } });
+    clock.advance(TTL);
+    expect(await core.renew({ ...holderOf(lease), ttlMs: 0 })).toEqual({ kind: 'expired' });
+  });
+
+  it('cannot revive an expired lease even when nobody took over', async () => {
+    const { core, clock } = await setup();
+    const lease = granted(await core.acquire(req()));
+    clock.advance(TTL + 5_000);
+    expect(await core.renew({ ...holderOf(lease), ttlMs: 0 })).toEqual({ kind: 'expired' });
+    expect(await core.renew({ ...holderOf(lease), ttlMs: 60_000 })).toEqual({ kind: 'expired' });
+    expect(core.describe('r')).toEqual({ lease: null, lastToken: lease.token });
+  });
+
+  it('answers NOT_LEASE_HOLDER before LEASE_EXPIRED once a successor exists', async () => {
+    const { core, clock } = await setup();
+    const old = granted(await core.acquire(req()));
+    clock.advance(TTL);
+    granted(await core.acquire(req({ ownerId: 'bob' })));
+    expect(await core.renew({ ...holderOf(old), ttlMs: 0 })).toEqual({ kind: 'not-holder' });
+  });
+
+  it.each([
+    ['owner_id', { ownerId: 'mallory' }],
+    ['incarnation', { incarnation: 2n }],
+    ['token', { token: 2n }],
+    ['resource', { resource: 'never-granted' }],
+  ] as const)('refuses a renew with the wrong %s as NOT_LEASE_HOLDER, even after expiry', async (_field, change) => {
+    const { core, clock } = await setup();
+    const lease = granted(await core.acquire(req()));
+    expect(await core.renew({ ...holderOf(lease), ttlMs: 0, ...change })).toEqual({ kind: 'not-holder' });
+    clock.advance(TTL);
+    expect(await core.renew({ ...holderOf(lease), ttlMs: 0, ...change })).toEqual({ kind: 'not-holder' });
+  });
+
+  it('adopts a non-zero ttl_ms as the TTL from then on; zero keeps it; L7 uses it', async () => {
+    const ctx = await setup();
+    const lease = granted(await ctx.core.acquire(req()));
+    const renewed = await ctx.core.renew({ ...holderOf(lease), ttlMs: 5_000 });
+    expect(renewed).toEqual({ kind: 'renewed', lease: { ...lease, ttlMs: 5_000, remainingMs: 5_000 } });
+    ctx.clock.advance(4_000);
+    expect(await ctx.core.renew({ ...holderOf(lease), ttlMs: 0 })).toMatchObject({ lease: { ttlMs: 5_000, remainingMs: 5_000 } });
+    const reopened = await ctx.reopen();
+    expect(reopened.describe('r').lease).toMatchObject({ ttlMs: 5_000, remainingMs: 5_000 });
+  });
+
+  it('refuses to renew a released lease (it is over)', async () => {
+    const { core } = await setup();
+    const lease = granted(await core.acquire(req()));
+    await core.release(holderOf(lease));
+    expect(await core.renew({ ...holderOf(lease), ttlMs: 0 })).toEqual({ kind: 'expired' });
+  });
+});
+
+describe('L5: Release', () => {
+  it('frees the resource at once, expired or not; the next Acquire gets a larger token', async () => {
+    for (const elapsedMs of [0, TTL + 1]) {
+      const { core, clock } = await setup();
+      const lease = granted(await core.acquire(req()));
+      clock.advance(elapsedMs);
+      expect(await core.release(holderOf(lease))).toEqual({ kind: 'released' });
+      expect(core.describe('r')).toEqual({ lease: null, lastToken: lease.token });
+      expect(granted(await core.acquire(req({ ownerId: 'bob' }))).token).toBe(lease.token + 1n);
+    }
+  });
+
+  it("returns released=false (never an error) for anything but the latest grant's holder", async () => {
+    const { core, clock } = await setup();
+    const old = granted(await core.acquire(req()));
+    for (const change of [{ ownerId: 'bob' }, { incarnation: 9n }, { token: 7n }, { resource: 'x' }]) {
+      expect(await core.release({ ...holderOf(old), ...change })).toEqual({ kind: 'not-released' });
+    }
+    expect(core.describe('r').lease?.token).toBe(old.token);
+    clock.advance(TTL);
+    const successor = granted(await core.acquire(req({ ownerId: 'bob' })));
+    expect(await core.release(holderOf(old))).toEqual({ kind: 'not-released' });
+    expect(core.describe('r').lease?.token).toBe(successor.token);
+  });
+});
+
+describe('L6: tokens strictly increase forever', () => {
+  it('across failed grants and restarts', async () => {
+    const ctx = await setup();
+    const tokens: bigint[] = [];
+    for (let round = 0; round < 3; round += 1) {
+      const core = round === 0 ? ctx.core : await ctx.reopen();
+      ctx.sink.down = 'DEADLINE_EXCEEDED';
+      expect((await core.acquire(req({ resource: 'r' }))).kind).toBe('sink-unavailable');
+      ctx.sink.down = null;
+      const lease = granted(await core.acquire(req()));
+      tokens.push(lease.token);
+      await core.release(holderOf(lease));
+    }
+    expect(tokens).toEqual([2n, 4n, 6n]);
+  });
+
+  it('resumes above the sink fence after losing the data directory', async () => {
+    const ctx = await setup();
+    for (let i = 0; i < 3; i += 1) {
+      const lease = granted(await ctx.core.acquire(req()));
+      await ctx.core.release(holderOf(lease));
+    }
+    const fresh = await setup({ sink: ctx.sink, clock: ctx.clock }); // a new, empty medium
+    expect(granted(await fresh.core.acquire(req())).token).toBe(4n);
+  });
+});
+
+describe('L7: restart keeps every unreleased grant valid for a full TTL', () => {
+  it('treats surviving grants as valid for a full TTL from the restart', async () => {
+    const ctx = await setup();
+    const lease = granted(await ctx.core.acquire(req()));
+    const released = granted(await ctx.core.acquire(req({ resource: 'free' })));
+    await ctx.core.release(holderOf(released));
+    ctx.clock.advance(TTL * 5); // long down: the process cannot know
+    const core = await ctx.reopen();
+    expect(core.describe('r').lease).toEqual({ ...lease, remainingMs: TTL });
+    expect(core.describe('free')).toEqual({ lease: null, lastToken: released.token });
+    ctx.clock.advance(TTL - 1);
+    expect((await core.acquire(req({ ownerId: 'bob' }))).kind).toBe('held');
+    expect((await core.renew({ ...holderOf(lease), ttlMs: 0 })).kind).toBe('renewed');
+  });
+});
+
+describe('L8: fence on expiry', () => {
+  it('moves the fence past an expired holder with no successor, without granting', async () => {
+    const { core, clock, sink } = await setup();
+    const lease = granted(await core.acquire(req()));
+    clock.advance(TTL - 1);
+    expect(await core.fenceExpiredLeases()).toEqual([]);
+    expect(sink.judgeWrite('r', lease.token)).toBe('accepted');
+    clock.advance(1);
+    expect(await core.fenceExpiredLeases()).toEqual([{ kind: 'fenced', resource: 'r', fence: lease.token + 1n }]);
+    expect(sink.judgeWrite('r', lease.token)).toBe('STALE_TOKEN');
+    expect(core.describe('r')).toEqual({ lease: null, lastToken: lease.token }); // the fence token is not a grant
+    expect(await core.fenceExpiredLeases()).toEqual([]); // once is enough
+    expect(granted(await core.acquire(req({ ownerId: 'bob' }))).token).toBe(lease.token + 2n);
+  });
+
+  it('leaves released leases and leases with a successor alone', async () => {
+    const { core, clock, sink } = await setup();
+    const a = granted(await core.acquire(req({ resource: 'a' })));
+    await core.release(holderOf(a));
+    granted(await core.acquire(req({ resource: 'b' })));
+    clock.advance(TTL);
+    const successor = granted(await core.acquire(req({ resource: 'b', ownerId: 'bob' })));
+    expect(await core.fenceExpiredLeases()).toEqual([]);
+    expect(sink.fence('b')).toBe(successor.token);
+  });
+
+  it('retries with back-off while the sink is unreachable', async () => {
+    const { core, clock, sink } = await setup();
+    const lease = granted(await core.acquire(req()));
+    clock.advance(TTL);
+    sink.down = 'UNAVAILABLE';
+    expect(await core.fenceExpiredLeases()).toEqual([{ kind: 'retry-later', resource: 'r', sinkCode: 'UNAVAILABLE', retryInMs: 100 }]);
+    expect(await core.fenceExpiredLeases()).toEqual([]); // backing off
+    clock.advance(100);
+    expect(await core.fenceExpiredLeases()).toMatchObject([{ kind: 'retry-later', retryInMs: 200 }]);
+    sink.down = null;
+    clock.advance(200);
+    expect(await core.fenceExpiredLeases()).toMatchObject([{ kind: 'fenced' }]);
+    expect(sink.fence('r')).toBeGreaterThan(lease.token);
+  });
+
+  it('does not revive a fenced lease after a restart', async () => {
+    const ctx = await setup();
+    granted(await ctx.core.acquire(req()));
+    ctx.clock.advance(TTL);
+    await ctx.core.fenceExpiredLeases();
+    const core = await ctx.reopen();
+    expect(core.describe('r').lease).toBeNull();
+    expect((await core.acquire(req({ ownerId: 'bob' }))).kind).toBe('granted');
+  });
+});
+
+describe('S1/S2 under concurrency', () => {
+  it('many concurrent Acquires of one resource mint exactly one token', async () => {
+    const { core, sink } = await setup();
+    let calls = 0;
+    sink.beforeAdvance = async () => {
+      calls += 1;
+      await new Promise((resolve) => setImmediate(resolve)); // let every other Acquire pile up
+    };
+    const outcomes = await Promise.all(Array.from({ length: 25 }, (_, i) => core.acquire(req({ ownerId: `w${i}` }))));
+    expect(outcomes.filter((o) => o.kind === 'granted')).toHaveLength(1);
+    expect(outcomes.filter((o) => o.kind === 'held')).toHaveLength(24);
+    expect(calls).toBe(1);
+    expect(sink.advances).toHaveLength(1);
+  });
+
+  it('many concurrent retries of one request id mint exactly one token', async () => {
+    const { core, sink } = await setup();
+    sink.beforeAdvance = () => new Promise((resolve) => setImmediate(resolve));
+    const request = req();
+    const outcomes = await Promise.all(Array.from({ length: 25 }, () => core.acquire(request)));
+    expect(outcomes.filter((o) => o.kind === 'granted')).toHaveLength(1);
+    expect(outcomes.filter((o) => o.kind === 'replayed')).toHaveLength(24);
+    expect(new Set(outcomes.map((o) => (o.kind === 'granted' || o.kind === 'replayed' ? o.lease.token : -1n)))).toEqual(new Set([1n]));
+    expect(sink.advances).toHaveLength(1);
+  });
+
+  it('resources are independent: concurrent Acquires of different resources all succeed', async () => {
+    const { core, sink } = await setup();
+    const outcomes = await Promise.all(['a', 'b', 'c'].map((resource) => core.acquire(req({ resource }))));
+    expect(outcomes.map((o) => granted(o).token)).toEqual([1n, 1n, 1n]);
+    expect([...sink.fences.values()]).toEqual([1n, 1n, 1n]);
+  });
+});

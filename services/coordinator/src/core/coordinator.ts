@@ -1,0 +1,262 @@
+// Protects S1/S2 through L3's order: a token is reserved durably, then made the sink's fence, and only then recorded and handed out; per request id and per resource, one Acquire at a time.
+//
+// Orchestration over three ports (LeaseStore, SinkPort, the id generator)
+// and the LeaseTable's decisions. No transport, no timers: the L8 and R3
+// sweeps are methods that an adapter calls on a schedule.
+import { KeyedLock, type Clock } from '@fencer/server-kit/core';
+import { LeaseTable, type Description } from './lease-table.js';
+import type { LeaseStore } from './store.js';
+import type { SinkPort } from './sink-port.js';
+import type { AcquireParams, Grant, LeaseView, ReleaseParams, RenewParams, RequestRecord } from './model.js';
+
+/** Acquire's outcome (L2, L3, R1, R2). */
+export type AcquireOutcome =
+  | { readonly kind: 'granted'; readonly lease: LeaseView }
+  /** R1: the recorded grant of this request id; remainingMs computed now. */
+  | { readonly kind: 'replayed'; readonly lease: LeaseView }
+  /** L2: a valid lease exists; `remainingMs` rounded up. */
+  | { readonly kind: 'held'; readonly holder: LeaseView; readonly remainingMs: number }
+  /** R2. */
+  | { readonly kind: 'request-id-reused'; readonly requestId: string }
+  /** L3 step 2 failed; nothing was granted. `sinkCode` is the sink's gRPC code name. */
+  | { readonly kind: 'sink-unavailable'; readonly sinkCode: string }
+  /** L3: the sink's fence was beyond the token even after one retry above it. */
+  | { readonly kind: 'fence-conflict'; readonly fence: bigint };
+
+/** Renew's outcome (L4). */
+export type RenewOutcome =
+  | { readonly kind: 'renewed'; readonly lease: LeaseView }
+  | { readonly kind: 'not-holder' }
+  | { readonly kind: 'expired' };
+
+/** Release's outcome (L5): never an error. */
+export type ReleaseOutcome = { readonly kind: 'released' } | { readonly kind: 'not-released' };
+
+/** One resource's result of an L8 sweep. */
+export type FenceOnExpiryOutcome =
+  /** The sink's fence is now `fence`, above the expired holder's token. */
+  | { readonly kind: 'fenced'; readonly resource: string; readonly fence: bigint }
+  /** The sink could not be reached; retried after `retryInMs` (capped back-off). */
+  | { readonly kind: 'retry-later'; readonly resource: string; readonly sinkCode: string; readonly retryInMs: number }
+  | { readonly kind: 'not-due'; readonly resource: string };
+
+/** The subset of a pino logger the core uses. */
+export interface CoreLog {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+}
+
+/** What the core is built from; all injected so tests control time, disk, sink and ids. */
+export interface CoordinatorDeps {
+  readonly clock: Clock;
+  readonly store: LeaseStore;
+  readonly sink: SinkPort;
+  /** A fresh id per grant attempt (the AdvanceFence grant_id), never repeated. */
+  readonly newGrantId: () => string;
+  /** R3 retention of request records, in ms of `clock`. */
+  readonly requestRetentionMs: number;
+  readonly log: CoreLog;
+}
+
+/**
+ * The lease service's protocol logic. Every method serializes on the
+ * resource it touches (and Acquire first on its request id, always in that
+ * order, so no two sections wait on each other in a cycle). Rejects only on
+ * store I/O failure, leaving memory as it was before the failed write.
+ */
+export class Coordinator {
+  readonly #table: LeaseTable;
+  readonly #requestLocks = new KeyedLock();
+  readonly #resourceLocks = new KeyedLock();
+
+  private constructor(private readonly deps: CoordinatorDeps) {
+    this.#table = new LeaseTable(deps.clock, deps.requestRetentionMs);
+  }
+
+  /** Loads the store's state (L7: surviving grants valid for a full TTL from now) and returns a ready core. */
+  static async open(deps: CoordinatorDeps): Promise<Coordinator> {
+    const coordinator = new Coordinator(deps);
+    coordinator.#table.load(await deps.store.load());
+    return coordinator;
+  }
+
+  /** L3 in order, after R1 and L2. Two Acquires of one request id or one resource never overlap. */
+  acquire(params: AcquireParams): Promise<AcquireOutcome> {
+    return this.#requestLocks.run(params.requestId, () =>
+      this.#resourceLocks.run(params.resource, () => this.#acquireLocked(params)),
+    );
+  }
+
+  async #acquireLocked(params: AcquireParams): Promise<AcquireOutcome> {
+    const { deps } = this;
+    // R1: the request id comes first, so a holder's retry is never LEASE_HELD.
+    const lookup = this.#table.lookupRequest(params);
+    switch (lookup.kind) {
+      case 'replay':
+        return { kind: 'replayed', lease: lookup.lease };
+      case 'reused':
+        return { kind: 'request-id-reused', requestId: params.requestId };
+      case 'collectable':
+        await deps.store.deleteRequests([params.requestId]);
+        this.#table.forgetRequest(params.requestId);
+        break;
+      case 'new':
+        break;
+      default:
+        return unreachable(lookup);
+    }
+
+    const availability = this.#table.availability(params.resource);
+    if (availability.kind === 'held') return { kind: 'held', holder: availability.holder, remainingMs: availability.remainingMs };
+
+    let aboveFence = 0n;
+    for (let attempt = 1; ; attempt += 1) {
+      // L3 (1) / L6: the counter is durable before the token leaves this process.
+      const token = this.#table.nextToken(params.resource, aboveFence);
+      await deps.store.reserveToken(params.resource, token);
+      this.#table.noteReserved(params.resource, token);
+
+      // L3 (2): the sink's fence first; a failure grants nothing and the token stays burned.
+      const advance = await deps.sink.advanceFence(params.resource, token, deps.newGrantId());
+      switch (advance.kind) {
+        case 'advanced': {
+          // L3 (3): grant and request id in one durable batch, then (4) the reply.
+          const grant: Grant = { ...pick(params), token, ended: null };
+          const record: RequestRecord = { ...pick(params), requestId: params.requestId, token };
+          await deps.store.recordGrant(grant, record);
+          return { kind: 'granted', lease: this.#table.applyGrant(grant, record) };
+        }
+        case 'regression':
+          // L6: a lost data dir or a second coordinator; resume above the sink's fence, once.
+          this.#table.noteSinkFence(params.resource, advance.fence);
+          deps.log.warn({ resource: params.resource, token: String(token), fence: String(advance.fence), attempt }, 'sink fence is ahead of the token counter');
+          if (attempt >= 2) return { kind: 'fence-conflict', fence: advance.fence };
+          aboveFence = advance.fence;
+          continue;
+        case 'unavailable':
+          return { kind: 'sink-unavailable', sinkCode: advance.sinkCode };
+        default:
+          return unreachable(advance);
+      }
+    }
+  }
+
+  /** L4. The new TTL is written without sync: after a crash L7 grants a full TTL anyway. */
+  renew(params: RenewParams): Promise<RenewOutcome> {
+    return this.#resourceLocks.run(params.resource, async () => {
+      const decision = this.#table.decideRenew(params);
+      switch (decision.kind) {
+        case 'renew':
+          await this.deps.store.updateGrant(decision.grant);
+          return { kind: 'renewed', lease: this.#table.applyRenew(decision) };
+        case 'not-holder':
+        case 'expired':
+          return { kind: decision.kind };
+        default:
+          return unreachable(decision);
+      }
+    });
+  }
+
+  /**
+   * L5. Written without sync, which is safe: if a crash loses the write, the
+   * grant comes back as unreleased and L7 keeps it valid one more TTL — the
+   * resource is free a TTL later than promised, and no token is reused or
+   * fence moved backwards.
+   */
+  release(params: ReleaseParams): Promise<ReleaseOutcome> {
+    return this.#resourceLocks.run(params.resource, async () => {
+      const decision = this.#table.decideRelease(params);
+      switch (decision.kind) {
+        case 'release':
+          await this.deps.store.updateGrant(decision.grant);
+          this.#table.applyRelease(decision.grant);
+          return { kind: 'released' };
+        case 'already-released':
+          return { kind: 'released' };
+        case 'not-holder':
+          return { kind: 'not-released' };
+        default:
+          return unreachable(decision);
+      }
+    });
+  }
+
+  /** Describe: the valid lease, if any, and the last granted token (never a burned one). */
+  describe(resource: string): Description {
+    return this.#table.describe(resource);
+  }
+
+  /**
+   * L8, one sweep: for every lease that expired with no successor, reserve a
+   * new token and make it the sink's fence (no grant), so the expired
+   * holder's writes are refused too. Resources are handled concurrently.
+   */
+  fenceExpiredLeases(): Promise<FenceOnExpiryOutcome[]> {
+    return Promise.all(this.#table.dueForFencing().map((resource) => this.fenceIfExpired(resource)));
+  }
+
+  /** L8 for one resource; 'not-due' unless its latest grant expired with no successor. */
+  fenceIfExpired(resource: string): Promise<FenceOnExpiryOutcome> {
+    return this.#resourceLocks.run(resource, async () => {
+      const { deps } = this;
+      const decision = this.#table.decideFenceOnExpiry(resource);
+      if (decision.kind === 'not-due') return { kind: 'not-due', resource };
+      const token = this.#table.nextToken(resource);
+      await deps.store.reserveToken(resource, token);
+      this.#table.noteReserved(resource, token);
+      const advance = await deps.sink.advanceFence(resource, token, deps.newGrantId());
+      let fence: bigint;
+      switch (advance.kind) {
+        case 'advanced':
+          fence = advance.fence;
+          break;
+        case 'regression':
+          // The fence is already >= our token > the holder's: fenced out by someone else.
+          this.#table.noteSinkFence(resource, advance.fence);
+          fence = advance.fence;
+          break;
+        case 'unavailable': {
+          const retryInMs = this.#table.noteFenceFailure(resource);
+          deps.log.warn({ resource, sinkCode: advance.sinkCode, retryInMs }, 'fence-on-expiry could not reach the sink; will retry');
+          return { kind: 'retry-later', resource, sinkCode: advance.sinkCode, retryInMs };
+        }
+        default:
+          return unreachable(advance);
+      }
+      // Not synced: if lost, L7 revives the grant for a TTL (its writes are refused anyway) and L8 fences again.
+      const fenced: Grant = { ...decision.holder, ended: 'fenced' };
+      await deps.store.updateGrant(fenced);
+      this.#table.applyFenced(fenced);
+      deps.log.info({ resource, holderToken: String(decision.holder.token), fence: String(fence) }, 'fenced an expired lease');
+      return { kind: 'fenced', resource, fence };
+    });
+  }
+
+  /**
+   * R3: drops request records past retention. Each deletion runs under its
+   * request id's lock, so it can never race an Acquire re-recording that id.
+   * Resolves with the number of records collected.
+   */
+  async collectRequests(): Promise<number> {
+    const collected = await Promise.all(
+      this.#table.collectableRequests().map((requestId) =>
+        this.#requestLocks.run(requestId, async () => {
+          if (!this.#table.isCollectable(requestId)) return 0;
+          await this.deps.store.deleteRequests([requestId]);
+          this.#table.forgetRequest(requestId);
+          return 1;
+        }),
+      ),
+    );
+    return collected.reduce<number>((sum, n) => sum + n, 0);
+  }
+}
+
+function pick(params: AcquireParams) {
+  return { resource: params.resource, ownerId: params.ownerId, incarnation: params.incarnation, ttlMs: params.ttlMs };
+}
+
+function unreachable(value: never): never {
+  throw new Error(`bug: unhandled outcome ${JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))}`);
+}

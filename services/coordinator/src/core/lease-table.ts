@@ -1,0 +1,308 @@
+// Protects L2/L3/L6 and thereby S1/S2: a resource has at most one valid lease, every token it is granted is above every token ever reserved for it, and each request id maps to at most one grant.
+//
+// Pure decisions over in-memory state: nothing here performs I/O or keeps
+// timers. The Coordinator asks for a decision, makes it durable through the
+// store, and only then applies it here, so memory never runs ahead of disk
+// for anything a restart must keep. Time is the injected monotonic Clock (L1).
+import type { Clock } from '@fencer/server-kit/core';
+import type { StoredState } from './store.js';
+import type { AcquireParams, Grant, LeaseView, ReleaseParams, RenewParams, RequestRecord } from './model.js';
+
+/** A grant plus its expiry on this process's clock (never persisted: L7 recomputes it). */
+interface LiveGrant extends Grant {
+  readonly expiresAtMs: number;
+}
+
+interface ResourceState {
+  /** Highest token reserved durably (L6). */
+  reserved: bigint;
+  /** Highest sink fence learned from FENCE_REGRESSION; memory only, the sink repeats it if lost. */
+  sinkFence: bigint;
+  latest: LiveGrant | null;
+  /** L8 back-off after the sink could not be reached. */
+  fenceFailures: number;
+  fenceRetryAtMs: number;
+}
+
+interface HeldRecord {
+  readonly record: RequestRecord;
+  /** When retention (R3) started counting: the grant, or the restart that reloaded it. */
+  readonly sinceMs: number;
+}
+
+/** R1's lookup of an Acquire's request id. */
+export type RequestLookup =
+  | { readonly kind: 'new' }
+  /** Same parameters: answer the recorded grant (remainingMs computed now, 0 once it is over). */
+  | { readonly kind: 'replay'; readonly lease: LeaseView }
+  /** Same request id, different parameters (R2). */
+  | { readonly kind: 'reused'; readonly recorded: RequestRecord }
+  /** A record past its retention (R3): the caller drops it and proceeds as new. */
+  | { readonly kind: 'collectable' };
+
+/** L2's check. `remainingMs` is rounded up: retrying earlier is pointless. */
+export type Availability =
+  | { readonly kind: 'free' }
+  | { readonly kind: 'held'; readonly holder: LeaseView; readonly remainingMs: number };
+
+/** L4's decision. */
+export type RenewDecision =
+  | { readonly kind: 'renew'; readonly grant: Grant; readonly expiresAtMs: number }
+  | { readonly kind: 'not-holder' }
+  | { readonly kind: 'expired' };
+
+/** L5's decision. */
+export type ReleaseDecision =
+  | { readonly kind: 'release'; readonly grant: Grant }
+  /** The latest grant is this one and was already released: nothing to write, still released=true. */
+  | { readonly kind: 'already-released' }
+  | { readonly kind: 'not-holder' };
+
+/** L8's decision for one resource. */
+export type ExpiryDecision = { readonly kind: 'fence'; readonly holder: Grant } | { readonly kind: 'not-due' };
+
+/** What Describe shows: the latest grant while it is valid, and the last granted token. */
+export interface Description {
+  readonly lease: LeaseView | null;
+  /** 0n if nothing was ever granted; burned tokens are never reported. */
+  readonly lastToken: bigint;
+}
+
+const L8_BACKOFF_FIRST_MS = 100;
+const L8_BACKOFF_MAX_MS = 5_000;
+
+/**
+ * The coordinator's in-memory lease state. Decisions (`lookupRequest`,
+ * `availability`, `nextToken`, `decide*`) never mutate; `note*`/`apply*`
+ * mutate and must only be called once the matching store write succeeded.
+ * Throws only on misuse (a bug), never for protocol outcomes.
+ */
+export class LeaseTable {
+  readonly #resources = new Map<string, ResourceState>();
+  readonly #requests = new Map<string, HeldRecord>();
+
+  /** @param requestRetentionMs how long request records are kept (R3), counted on `clock`. */
+  constructor(
+    private readonly clock: Clock,
+    private readonly requestRetentionMs: number,
+  ) {}
+
+  /**
+   * L7 and R3 after a restart: every unreleased, unfenced latest grant is
+   * valid for a full TTL from now (the downtime is unknowable), and every
+   * request record's retention starts now (kept longer, never shorter).
+   */
+  load(state: StoredState): void {
+    const nowMs = this.clock.nowMs();
+    for (const [resource, reserved] of state.counters) this.#state(resource).reserved = reserved;
+    for (const grant of state.grants) {
+      const entry = this.#state(grant.resource);
+      entry.latest = { ...grant, expiresAtMs: grant.ended === null ? nowMs + grant.ttlMs : nowMs };
+      // Defensive: a counter below a stored grant would be a store bug, and reusing a token is the one thing never allowed (L6).
+      if (entry.reserved < grant.token) entry.reserved = grant.token;
+    }
+    for (const record of state.requests) this.#requests.set(record.requestId, { record, sinceMs: nowMs });
+  }
+
+  /** R1/R2/R3: what the request id says, before any other rule is consulted. */
+  lookupRequest(params: AcquireParams): RequestLookup {
+    const held = this.#requests.get(params.requestId);
+    if (!held) return { kind: 'new' };
+    const nowMs = this.clock.nowMs();
+    if (nowMs - held.sinceMs >= this.requestRetentionMs) return { kind: 'collectable' };
+    const recorded = held.record;
+    const same =
+      recorded.resource === params.resource &&
+      recorded.ownerId === params.ownerId &&
+      recorded.incarnation === params.incarnation &&
+      recorded.ttlMs === params.ttlMs;
+    if (!same) return { kind: 'reused', recorded };
+    const latest = this.#resources.get(recorded.resource)?.latest;
+    if (latest && latest.token === recorded.token) return { kind: 'replay', lease: this.#view(latest, nowMs) };
+    // Superseded: a later grant exists, so this one is over (remaining 0).
+    const { resource, ownerId, incarnation, token, ttlMs } = recorded;
+    return { kind: 'replay', lease: { resource, ownerId, incarnation, token, ttlMs, remainingMs: 0 } };
+  }
+
+  /** L2: is there a valid lease on `resource`, held by anyone? */
+  availability(resource: string): Availability {
+    const latest = this.#resources.get(resource)?.latest;
+    const nowMs = this.clock.nowMs();
+    if (!latest || !isValid(latest, nowMs)) return { kind: 'free' };
+    return { kind: 'held', holder: this.#view(latest, nowMs), remainingMs: Math.ceil(latest.expiresAtMs - nowMs) };
+  }
+
+  /**
+   * L6: the token to reserve next — above every token reserved or granted
+   * here and above every sink fence learned, including `aboveFence`.
+   */
+  nextToken(resource: string, aboveFence = 0n): bigint {
+    const entry = this.#resources.get(resource);
+    let floor = aboveFence;
+    if (entry) {
+      if (entry.reserved > floor) floor = entry.reserved;
+      if (entry.sinkFence > floor) floor = entry.sinkFence;
+      if (entry.latest && entry.latest.token > floor) floor = entry.latest.token;
+    }
+    return floor + 1n;
+  }
+
+  /** L4: NOT_LEASE_HOLDER first (someone else's or superseded), then LEASE_EXPIRED (even with no successor). */
+  decideRenew(params: RenewParams): RenewDecision {
+    const latest = this.#resources.get(params.resource)?.latest;
+    if (!latest || !isSameGrant(latest, params)) return { kind: 'not-holder' };
+    const nowMs = this.clock.nowMs();
+    // A released or fenced grant is over too: it cannot be revived (L4).
+    if (!isValid(latest, nowMs)) return { kind: 'expired' };
+    const ttlMs = params.ttlMs === 0 ? latest.ttlMs : params.ttlMs;
+    return { kind: 'renew', grant: { ...stripExpiry(latest), ttlMs }, expiresAtMs: nowMs + ttlMs };
+  }
+
+  /** L5: only the latest grant's exact holder releases, expired or not. */
+  decideRelease(params: ReleaseParams): ReleaseDecision {
+    const latest = this.#resources.get(params.resource)?.latest;
+    if (!latest || !isSameGrant(latest, params)) return { kind: 'not-holder' };
+    if (latest.ended === 'released') return { kind: 'already-released' };
+    return { kind: 'release', grant: { ...stripExpiry(latest), ended: 'released' } };
+  }
+
+  /** L8: the latest grant expired, nobody took over, and the fence was not yet moved past it. */
+  decideFenceOnExpiry(resource: string): ExpiryDecision {
+    const entry = this.#resources.get(resource);
+    const latest = entry?.latest;
+    const nowMs = this.clock.nowMs();
+    if (!entry || !latest || latest.ended !== null || nowMs < latest.expiresAtMs || nowMs < entry.fenceRetryAtMs) {
+      return { kind: 'not-due' };
+    }
+    return { kind: 'fence', holder: stripExpiry(latest) };
+  }
+
+  /** L8: resources whose decision would currently be 'fence'. */
+  dueForFencing(): string[] {
+    const due: string[] = [];
+    for (const resource of this.#resources.keys()) if (this.decideFenceOnExpiry(resource).kind === 'fence') due.push(resource);
+    return due;
+  }
+
+  /** Describe: the latest grant while valid; the last granted token either way. */
+  describe(resource: string): Description {
+    const latest = this.#resources.get(resource)?.latest ?? null;
+    const nowMs = this.clock.nowMs();
+    return { lease: latest && isValid(latest, nowMs) ? this.#view(latest, nowMs) : null, lastToken: latest?.token ?? 0n };
+  }
+
+  /** R3: request ids whose retention has run out. */
+  collectableRequests(): string[] {
+    const nowMs = this.clock.nowMs();
+    const ids: string[] = [];
+    for (const [id, held] of this.#requests) if (nowMs - held.sinceMs >= this.requestRetentionMs) ids.push(id);
+    return ids;
+  }
+
+  /** True if `requestId` is recorded and past retention (re-checked under its lock before deleting). */
+  isCollectable(requestId: string): boolean {
+    const held = this.#requests.get(requestId);
+    return held !== undefined && this.clock.nowMs() - held.sinceMs >= this.requestRetentionMs;
+  }
+
+  /** After `store.reserveToken` succeeded. */
+  noteReserved(resource: string, token: bigint): void {
+    const entry = this.#state(resource);
+    if (token > entry.reserved) entry.reserved = token;
+  }
+
+  /** After the sink reported FENCE_REGRESSION with `fence`. */
+  noteSinkFence(resource: string, fence: bigint): void {
+    const entry = this.#state(resource);
+    if (fence > entry.sinkFence) entry.sinkFence = fence;
+  }
+
+  /** After `store.recordGrant` succeeded: the lease runs from now (the sink acked first, L3). */
+  applyGrant(grant: Grant, record: RequestRecord): LeaseView {
+    const entry = this.#state(grant.resource);
+    if (grant.token > entry.reserved) throw new Error(`bug: granting unreserved token ${grant.token} of ${grant.resource}`);
+    if (entry.latest && grant.token <= entry.latest.token) throw new Error(`bug: token ${grant.token} of ${grant.resource} is not above the latest grant`);
+    const nowMs = this.clock.nowMs();
+    entry.latest = { ...grant, expiresAtMs: nowMs + grant.ttlMs };
+    entry.fenceFailures = 0;
+    entry.fenceRetryAtMs = 0;
+    this.#requests.set(record.requestId, { record, sinceMs: nowMs });
+    return this.#view(entry.latest, nowMs);
+  }
+
+  /** After the renewed grant was written. */
+  applyRenew(decision: Extract<RenewDecision, { kind: 'renew' }>): LeaseView {
+    const entry = this.#latestOf(decision.grant);
+    entry.latest = { ...decision.grant, expiresAtMs: decision.expiresAtMs };
+    return this.#view(entry.latest, this.clock.nowMs());
+  }
+
+  /** After the released grant was written (L5): the resource is free at once. */
+  applyRelease(grant: Grant): void {
+    const entry = this.#latestOf(grant);
+    entry.latest = { ...entry.latest!, ended: 'released' };
+  }
+
+  /** After the sink's fence moved past `holder`'s token and that was written (L8). */
+  applyFenced(holder: Grant): void {
+    const entry = this.#latestOf(holder);
+    entry.latest = { ...entry.latest!, ended: 'fenced' };
+    entry.fenceFailures = 0;
+    entry.fenceRetryAtMs = 0;
+  }
+
+  /** L8 could not reach the sink: try again after a capped exponential back-off. */
+  noteFenceFailure(resource: string): number {
+    const entry = this.#state(resource);
+    entry.fenceFailures += 1;
+    const delayMs = Math.min(L8_BACKOFF_FIRST_MS * 2 ** (entry.fenceFailures - 1), L8_BACKOFF_MAX_MS);
+    entry.fenceRetryAtMs = this.clock.nowMs() + delayMs;
+    return delayMs;
+  }
+
+  /** After the record's deletion was written (R3). */
+  forgetRequest(requestId: string): void {
+    this.#requests.delete(requestId);
+  }
+
+  #state(resource: string): ResourceState {
+    let entry = this.#resources.get(resource);
+    if (!entry) {
+      entry = { reserved: 0n, sinkFence: 0n, latest: null, fenceFailures: 0, fenceRetryAtMs: 0 };
+      this.#resources.set(resource, entry);
+    }
+    return entry;
+  }
+
+  #latestOf(grant: Grant): ResourceState {
+    const entry = this.#resources.get(grant.resource);
+    if (!entry?.latest || entry.latest.token !== grant.token) throw new Error(`bug: ${grant.resource} token ${grant.token} is not the latest grant`);
+    return entry;
+  }
+
+  #view(grant: LiveGrant, nowMs: number): LeaseView {
+    const remainingMs = isValid(grant, nowMs) ? Math.floor(grant.expiresAtMs - nowMs) : 0;
+    return {
+      resource: grant.resource,
+      ownerId: grant.ownerId,
+      incarnation: grant.incarnation,
+      token: grant.token,
+      ttlMs: grant.ttlMs,
+      remainingMs,
+    };
+  }
+}
+
+/** L1: valid while now < expiresAt; a released or fenced grant is never valid. */
+function isValid(grant: LiveGrant, nowMs: number): boolean {
+  return grant.ended === null && nowMs < grant.expiresAtMs;
+}
+
+function isSameGrant(grant: Grant, who: { ownerId: string; incarnation: bigint; token: bigint }): boolean {
+  return grant.ownerId === who.ownerId && grant.incarnation === who.incarnation && grant.token === who.token;
+}
+
+function stripExpiry(grant: LiveGrant): Grant {
+  const { expiresAtMs: _expiresAtMs, ...rest } = grant;
+  return rest;
+}

@@ -1,0 +1,43 @@
+// The durable-state port of the coordinator. What must survive a crash is
+// the per-resource token counter (L6), each grant together with its request
+// record (L3 step 3, R1) and the latest grant per resource (L7); everything
+// else is rebuilt in memory at start-up.
+import type { Grant, RequestRecord } from './model.js';
+
+/** Everything a store holds, as read once at start-up. */
+export interface StoredState {
+  /** Highest token ever reserved per resource (L6); never lower than any granted token. */
+  readonly counters: ReadonlyMap<string, bigint>;
+  /** The latest grant per resource, released/fenced or not. */
+  readonly grants: readonly Grant[];
+  /** Request records not yet collected (R3). */
+  readonly requests: readonly RequestRecord[];
+}
+
+/**
+ * Durable coordinator state. Each method is one atomic write; the ones
+ * marked durable resolve only once the write is synced to stable storage.
+ * The core serializes the writes of one resource and of one request id, so
+ * an implementation need not order concurrent calls on different keys.
+ * Key-value shaped on purpose (one key per counter, grant and request), so
+ * an etcd- or Raft-backed store can replace LevelDB without touching core/.
+ * Methods reject on I/O failure; the core then changes no in-memory state.
+ */
+export interface LeaseStore {
+  /** Reads the whole state (called once, before serving). */
+  load(): Promise<StoredState>;
+  /** Durable: sets the resource's counter to `token` (L3 step 1, L6). Callers only ever raise it. */
+  reserveToken(resource: string, token: bigint): Promise<void>;
+  /** Durable, one atomic batch: the grant becomes the resource's latest and the request is recorded (L3 step 3). */
+  recordGrant(grant: Grant, request: RequestRecord): Promise<void>;
+  /**
+   * Not necessarily durable: replaces the resource's latest grant with a
+   * renewed (L4), released (L5) or fenced (L8) version of the same token.
+   * A lost update only makes L7 keep that grant valid one TTL longer.
+   */
+  updateGrant(grant: Grant): Promise<void>;
+  /** Not necessarily durable: drops collected request records (R3); lost deletes are redone after a restart. */
+  deleteRequests(requestIds: readonly string[]): Promise<void>;
+  /** Releases files and locks; further calls reject. */
+  close(): Promise<void>;
+}
