@@ -14,11 +14,12 @@ export class MemoryDisk {
 /**
  * Backend over a MemoryDisk. With `manualSync`, each batch waits until the
  * test calls `syncNext()` (or `failNext(error)`); otherwise batches are
- * "synced" on the next microtask turn.
+ * "synced" on a later event-loop turn, as real I/O completes.
  */
 export class MemoryBackend implements DurableBackend {
   readonly #waiting: { ops: readonly StoreOp[]; resolve(): void; reject(error: Error): void }[] = [];
   #closed = false;
+  #broken: Error | undefined;
 
   constructor(
     readonly disk: MemoryDisk = new MemoryDisk(),
@@ -36,11 +37,11 @@ export class MemoryBackend implements DurableBackend {
   }
 
   writeBatch(ops: readonly StoreOp[]): Promise<void> {
-    this.#open();
     return new Promise<void>((resolve, reject) => {
+      this.#open();
       const entry = { ops, resolve: () => (this.#apply(ops), resolve()), reject };
       if (this.options.manualSync) this.#waiting.push(entry);
-      else queueMicrotask(entry.resolve);
+      else setImmediate(entry.resolve); // a later event-loop turn, like real I/O
     });
   }
 
@@ -63,6 +64,11 @@ export class MemoryBackend implements DurableBackend {
     next.reject(error);
   }
 
+  /** From now on every read and write fails, as on a dead disk. */
+  breakDisk(error = new Error('EIO: simulated disk failure')): void {
+    this.#broken = error;
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
   }
@@ -76,6 +82,7 @@ export class MemoryBackend implements DurableBackend {
 
   #open(): void {
     if (this.#closed) throw new Error('memory backend is closed');
+    if (this.#broken) throw this.#broken;
   }
 }
 

@@ -23,6 +23,8 @@ export interface GroupCommitStats {
   readonly commits: number;
   /** Ops written durably so far. */
   readonly durableOps: number;
+  /** Values committed but not yet durable (the overlay's size). */
+  readonly pending: number;
 }
 
 interface Batch {
@@ -80,7 +82,7 @@ export class GroupCommitStore implements SinkStore {
   }
 
   get stats(): GroupCommitStats {
-    return { ...this.#stats };
+    return { ...this.#stats, pending: this.#overlay.size };
   }
 
   async fence(resource: string): Promise<FenceRecord | undefined> {
@@ -164,7 +166,13 @@ export class GroupCommitStore implements SinkStore {
     this.#open = newBatch();
     this.#inFlight = batch;
     this.#stats.batches++;
-    this.#backend.writeBatch(batch.ops).then(
+    let written: Promise<void>;
+    try {
+      written = this.#backend.writeBatch(batch.ops);
+    } catch (error) {
+      written = Promise.reject(error);
+    }
+    written.then(
       () => {
         this.#inFlight = undefined;
         this.#stats.durableOps += batch.ops.length;

@@ -115,11 +115,18 @@ export class SinkEngine {
    * fsync (pipelining) and waits for durability outside it. Safe because
    * the store makes a commit visible at once and syncs batches in FIFO
    * order: whatever a later decision saw pending is durable no later than
-   * that decision's own batch.
+   * that decision's own batch. The wait is chained inside the lock, so the
+   * outcomes of one resource settle in decision order, even within a batch.
    */
   async #serialized<T>(resource: string, decide: () => Promise<Decided<T>>): Promise<T> {
-    const { outcome, durable } = await this.#lock.run(resource, decide);
-    await durable;
-    return outcome;
+    const { acked } = await this.#lock.run(resource, async () => {
+      const { outcome, durable } = await decide();
+      // Wrapped in an object so the lock does not wait for the fsync.
+      return { acked: durable.then(() => outcome) };
+    });
+    return acked;
   }
 }
+
+/** What the gRPC layer (unary or streaming) needs from the engine. */
+export type SinkApi = Pick<SinkEngine, 'write' | 'advanceFence' | 'read' | 'getFence'>;

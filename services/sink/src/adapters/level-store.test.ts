@@ -1,0 +1,76 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { StartupError } from '@fencer/server-kit';
+import { tempDir } from '@fencer/testkit';
+import { Level } from 'level';
+import { openLevelStore } from './level-store.js';
+import { describeStoreContract } from './store-contract.js';
+
+describeStoreContract('LevelDB', async () => {
+  const dir = tempDir('fencer-sink-store-');
+  return {
+    async open() {
+      const { store, db } = await openLevelStore(dir.path);
+      // Closing LevelDB underneath the store makes its next batch fail as an I/O error would.
+      return { store, breakStorage: () => db.close() };
+    },
+    async remove() {
+      dir.remove();
+    },
+  };
+});
+
+describe('LevelDB store opening', () => {
+  it('creates a missing (nested) data directory', async () => {
+    const dir = tempDir('fencer-sink-store-');
+    try {
+      const path = join(dir.path, 'a', 'b', 'sink');
+      const { store } = await openLevelStore(path);
+      expect(existsSync(path)).toBe(true);
+      await store.close();
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it('a second open of the same directory fails with a StartupError naming the lock', async () => {
+    const dir = tempDir('fencer-sink-store-');
+    try {
+      const { store } = await openLevelStore(dir.path);
+      const second = openLevelStore(dir.path);
+      await expect(second).rejects.toBeInstanceOf(StartupError);
+      await expect(second).rejects.toThrow(/in use by another process/);
+      await store.close();
+      // Once the holder closed, the directory opens again.
+      const { store: again } = await openLevelStore(dir.path);
+      await again.close();
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it('refuses a data directory of another on-disk format', async () => {
+    const dir = tempDir('fencer-sink-store-');
+    try {
+      const db = new Level<string, string>(dir.path);
+      await db.sublevel('meta').put('format', '99');
+      await db.close();
+      await expect(openLevelStore(dir.path)).rejects.toBeInstanceOf(StartupError);
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it('refuses a data directory path that is a file', async () => {
+    const dir = tempDir('fencer-sink-store-');
+    try {
+      const file = join(dir.path, 'file');
+      const { writeFileSync } = await import('node:fs');
+      writeFileSync(file, 'x');
+      await expect(openLevelStore(file)).rejects.toBeInstanceOf(StartupError);
+    } finally {
+      dir.remove();
+    }
+  });
+});

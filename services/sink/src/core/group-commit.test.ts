@@ -1,0 +1,108 @@
+// Group commit under a hand-cranked disk: what is in flight, what waits,
+// what a crash loses, and fail-stop (F6).
+import { describe, expect, it } from 'vitest';
+import { MemoryDisk, memoryStore } from '../adapters/memory-store.js';
+import { StoreFailedError, type StoreOp } from './store.js';
+
+const fenceOp = (resource: string, fence: bigint): StoreOp => ({ kind: 'fence', resource, record: { fence, grantId: `g${fence}` } });
+const resultOp = (resource: string, resultId: string, token = 1n): StoreOp => ({ kind: 'result', resource, resultId, result: { token, payload: new Uint8Array([1]) } });
+/** Lets every already-queued callback and I/O-like turn run. */
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+function tracked(promise: Promise<void>) {
+  const state = { settled: false, error: undefined as unknown };
+  promise.then(
+    () => (state.settled = true),
+    (error) => ((state.settled = true), (state.error = error)),
+  );
+  return state;
+}
+
+describe('GroupCommitStore', () => {
+  it('keeps one batch in flight; commits arriving meanwhile go together in the next one', async () => {
+    const { store, backend } = memoryStore(new MemoryDisk(), { manualSync: true });
+    const first = tracked(store.commit([resultOp('r', 'a')]));
+    const rest = [store.commit([resultOp('r', 'b')]), store.commit([resultOp('q', 'c')]), store.commit([resultOp('r', 'd')])].map(tracked);
+    await turn();
+    expect(backend.waitingBatches).toBe(1);
+    expect(first.settled).toBe(false);
+    backend.syncNext();
+    await turn();
+    expect(first.settled).toBe(true);
+    expect(rest.some((r) => r.settled)).toBe(false);
+    expect(backend.waitingBatches).toBe(1); // b, c and d: one batch
+    backend.syncNext();
+    await turn();
+    expect(rest.every((r) => r.settled && r.error === undefined)).toBe(true);
+    expect(store.stats.batches).toBe(2);
+  });
+
+  it('F6: a commit is not acknowledged before its batch is synced, and a crash loses only unacknowledged ops', async () => {
+    const disk = new MemoryDisk();
+    const { store, backend } = memoryStore(disk, { manualSync: true });
+    const synced = tracked(store.commit([fenceOp('r', 1n)]));
+    const unsynced = tracked(store.commit([fenceOp('r', 2n), resultOp('r', 'x', 2n)]));
+    backend.syncNext();
+    await turn();
+    expect(synced.settled).toBe(true);
+    expect(unsynced.settled).toBe(false);
+    // Crash: a new store over the same disk; the second batch never synced.
+    const { store: reopened } = memoryStore(disk);
+    expect((await reopened.fence('r'))?.fence).toBe(1n);
+    expect(await reopened.result('r', 'x')).toBeUndefined();
+  });
+
+  it('a durable read of a pending value waits for that batch; of a synced value it does not', async () => {
+    const { store, backend } = memoryStore(new MemoryDisk(), { manualSync: true });
+    void store.commit([fenceOp('r', 1n)]);
+    const read = store.durableFence('r');
+    const state = tracked(read.then(() => undefined));
+    await turn();
+    expect(state.settled).toBe(false);
+    backend.syncNext();
+    expect((await read)?.fence).toBe(1n);
+    expect((await store.durableFence('r'))?.fence).toBe(1n);
+  });
+
+  it('settled() waits for everything committed before it, across batches', async () => {
+    const { store, backend } = memoryStore(new MemoryDisk(), { manualSync: true });
+    void store.commit([fenceOp('r', 1n)]);
+    void store.commit([fenceOp('q', 1n)]);
+    const settled = tracked(store.settled());
+    backend.syncNext();
+    await turn();
+    expect(settled.settled).toBe(false);
+    backend.syncNext();
+    await turn();
+    expect(settled.settled).toBe(true);
+  });
+
+  it('fail-stop: a failed batch rejects itself and every queued batch; nothing reaches the disk', async () => {
+    const disk = new MemoryDisk();
+    const { store, backend } = memoryStore(disk, { manualSync: true });
+    const inFlight = store.commit([fenceOp('r', 1n)]);
+    const queued = store.commit([fenceOp('q', 1n)]);
+    backend.failNext();
+    await expect(inFlight).rejects.toBeInstanceOf(StoreFailedError);
+    await expect(queued).rejects.toBeInstanceOf(StoreFailedError);
+    await expect(store.commit([fenceOp('z', 1n)])).rejects.toBeInstanceOf(StoreFailedError);
+    // The overlay is not trusted any more either.
+    await expect(store.fence('r')).rejects.toBeInstanceOf(StoreFailedError);
+    expect(backend.waitingBatches).toBe(0);
+    expect(disk.fences.size).toBe(0);
+    expect(await store.whenFailed()).toBeInstanceOf(StoreFailedError);
+  });
+
+  it('close() waits for pending batches before releasing the backend', async () => {
+    const disk = new MemoryDisk();
+    const { store, backend } = memoryStore(disk, { manualSync: true });
+    void store.commit([fenceOp('r', 1n)]);
+    const closed = tracked(store.close());
+    await turn();
+    expect(closed.settled).toBe(false);
+    backend.syncNext();
+    await turn();
+    expect(closed.settled).toBe(true);
+    expect(disk.fences.get('r')?.fence).toBe(1n);
+  });
+});
