@@ -5,7 +5,7 @@ import { MemoryMedium, MemoryStore } from '../adapters/memory-store.js';
 import { MemorySink } from '../adapters/memory-sink.js';
 import type { AcquireParams, LeaseView } from './model.js';
 
-const quiet: CoreLog = { info() {}, warn() {} };
+const quiet: CoreLog = { debug() {}, info() {}, warn() {} };
 const TTL = 1_000;
 
 async function setup(options: { retentionMs?: number; medium?: MemoryMedium; sink?: MemorySink; clock?: FakeClock } = {}) {

@@ -42,6 +42,7 @@ export type FenceOnExpiryOutcome =
 
 /** The subset of a pino logger the core uses. */
 export interface CoreLog {
+  debug(fields: object, message: string): void;
   info(fields: object, message: string): void;
   warn(fields: object, message: string): void;
 }
@@ -117,6 +118,7 @@ export class Coordinator {
       this.#table.noteReserved(params.resource, token);
 
       // L3 (2): the sink's fence first; a failure grants nothing and the token stays burned.
+      deps.log.debug({ resource: params.resource, token: String(token), attempt }, 'advancing the sink fence');
       const advance = await deps.sink.advanceFence(params.resource, token, deps.newGrantId());
       switch (advance.kind) {
         case 'advanced': {

@@ -1,0 +1,127 @@
+// `fencer coordinator` flags and environment, read once, validated, frozen.
+// Like the sink, it refuses to start without authentication unless
+// --insecure is given explicitly (A2).
+import { readFileSync } from 'node:fs';
+import { Command, Option } from 'commander';
+import { CredentialsError, hostPort, positiveInteger, readCredentialsFile, type Credential } from '@fencer/server-kit';
+
+/** How callers of the coordinator are authenticated: a credentials file (A2), or explicitly not at all. */
+export type CoordinatorAuth =
+  | { readonly kind: 'credentials'; readonly path: string; readonly credentials: readonly Credential[] }
+  | { readonly kind: 'insecure' };
+
+/** A validated, frozen coordinator configuration. */
+export interface CoordinatorConfig {
+  /** HOST:PORT to serve gRPC on; port 0 picks a free port. */
+  readonly listen: string;
+  /** LevelDB directory, created when missing; one coordinator per directory. */
+  readonly dataDir: string;
+  /** HOST:PORT of the sink. */
+  readonly sink: string;
+  /** The coordinator's bearer token for the sink (A1), or null when the sink runs --insecure. */
+  readonly sinkToken: string | null;
+  readonly auth: CoordinatorAuth;
+  /** L8: advance the fence past leases that expire with no successor. */
+  readonly fenceOnExpiry: boolean;
+  /** R3: how long request records are kept, in ms (default one hour). */
+  readonly requestRetentionMs: number;
+  /** Deadline of each sink call in ms (default 2000); past it the Acquire is SINK_UNAVAILABLE. */
+  readonly sinkDeadlineMs: number;
+  /** HOST:PORT for Prometheus /metrics, or undefined for none. */
+  readonly metrics: string | undefined;
+}
+
+interface RawOptions {
+  listen: string;
+  data: string;
+  sink: string;
+  sinkTokenFile?: string;
+  credentials?: string;
+  insecure?: boolean;
+  fenceOnExpiry?: boolean;
+  requestRetentionMs: number;
+  sinkDeadlineMs: number;
+  metrics?: string;
+}
+
+/** A configuration the operator must fix; the message is one line. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Validates parsed options (reading the credentials and sink token files) into a frozen config. Throws ConfigError. */
+export function coordinatorConfig(options: RawOptions): CoordinatorConfig {
+  if (options.credentials !== undefined && options.insecure) {
+    throw new ConfigError('--credentials and --insecure exclude each other: choose one');
+  }
+  let auth: CoordinatorAuth;
+  if (options.insecure) {
+    auth = Object.freeze({ kind: 'insecure' });
+  } else if (options.credentials !== undefined) {
+    let credentials: Credential[];
+    try {
+      credentials = readCredentialsFile(options.credentials);
+    } catch (error) {
+      if (error instanceof CredentialsError) throw new ConfigError(error.message);
+      throw error;
+    }
+    auth = Object.freeze({ kind: 'credentials', path: options.credentials, credentials: Object.freeze(credentials.map((c) => Object.freeze({ ...c }))) });
+  } else {
+    throw new ConfigError('refusing to start without authentication: give --credentials FILE, or --insecure to run without it (A2)');
+  }
+  return Object.freeze({
+    listen: options.listen,
+    dataDir: options.data,
+    sink: options.sink,
+    sinkToken: options.sinkTokenFile === undefined ? null : readSinkToken(options.sinkTokenFile),
+    auth,
+    fenceOnExpiry: options.fenceOnExpiry === true,
+    requestRetentionMs: options.requestRetentionMs,
+    sinkDeadlineMs: options.sinkDeadlineMs,
+    metrics: options.metrics,
+  });
+}
+
+/** The bearer token in `path`, surrounding whitespace ignored. Throws ConfigError if unreadable, empty or not one token. */
+export function readSinkToken(path: string): string {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`cannot read sink token file ${path}: ${(error as Error).message}`);
+  }
+  const token = text.trim();
+  if (token.length === 0) throw new ConfigError(`sink token file ${path} is empty`);
+  if (/\s/.test(token)) throw new ConfigError(`sink token file ${path} must hold one bearer token without inner whitespace`);
+  return token;
+}
+
+/**
+ * The `coordinator` subcommand. Bad flags and bad values end in commander's
+ * one-line error and a non-zero exit; `run` receives the validated config.
+ */
+export function buildCoordinatorCommand(run: (config: CoordinatorConfig) => Promise<void>): Command {
+  return new Command('coordinator')
+    .description('the lease service: grants leases with fencing tokens, advancing the sink fence first (L1-L8, R1-R4)')
+    .addOption(new Option('--listen <host:port>', 'gRPC address; port 0 picks a free port').env('FENCER_COORDINATOR_LISTEN').default('127.0.0.1:50052').argParser(hostPort))
+    .addOption(new Option('--data <dir>', 'LevelDB data directory, created when missing').env('FENCER_COORDINATOR_DATA').default('./data/coordinator'))
+    .addOption(new Option('--sink <host:port>', 'address of the sink whose fences this coordinator advances').env('FENCER_COORDINATOR_SINK').default('127.0.0.1:50051').argParser(hostPort))
+    .addOption(new Option('--sink-token-file <file>', "file holding the coordinator's bearer token for the sink").env('FENCER_COORDINATOR_SINK_TOKEN_FILE'))
+    .addOption(new Option('--credentials <file>', 'JSON array of {token, identity, role} for callers of this coordinator').env('FENCER_COORDINATOR_CREDENTIALS'))
+    .addOption(new Option('--insecure', 'accept every caller without authentication (explicit opt-out of A2)').env('FENCER_COORDINATOR_INSECURE'))
+    .addOption(new Option('--fence-on-expiry', 'advance the fence when a lease expires with no successor (L8)').env('FENCER_COORDINATOR_FENCE_ON_EXPIRY'))
+    .addOption(new Option('--request-retention-ms <n>', 'how long request ids are remembered (R3)').env('FENCER_COORDINATOR_REQUEST_RETENTION_MS').default(3_600_000).argParser(positiveInteger))
+    .addOption(new Option('--sink-deadline-ms <n>', 'deadline of each sink call; past it the Acquire fails SINK_UNAVAILABLE').env('FENCER_COORDINATOR_SINK_DEADLINE_MS').default(2_000).argParser(positiveInteger))
+    .addOption(new Option('--metrics <host:port>', 'serve Prometheus /metrics here').env('FENCER_COORDINATOR_METRICS').argParser(hostPort))
+    .showHelpAfterError(false)
+    .action(async (options: RawOptions, cmd: Command) => {
+      let config: CoordinatorConfig;
+      try {
+        config = coordinatorConfig(options);
+      } catch (error) {
+        if (error instanceof ConfigError) cmd.error(`error: ${error.message}`, { code: 'fencer.config' });
+        throw error;
+      }
+      await run(config);
+    });
+}

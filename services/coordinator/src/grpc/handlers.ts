@@ -1,0 +1,67 @@
+// Thin gRPC handlers: authorize (A2/A4, in unaryFactory), validate every
+// field (V1/V2) before state is touched, check the owner (A3), call the
+// core, map the outcome (status.ts).
+import { RequestCheck, requireOwner, unaryFactory, type Authenticator, type Limits, type Logger, type Role } from '@fencer/server-kit';
+import type { CoordinatorHandlers } from '@fencer/proto';
+import type { Coordinator } from '../core/coordinator.js';
+import { acquireResponse, describeResponse, releaseResponse, renewResponse } from './status.js';
+
+/** A4: who may call what. */
+export const COORDINATOR_ROLES = Object.freeze({
+  Acquire: ['worker'],
+  Renew: ['worker'],
+  Release: ['worker'],
+  Describe: ['worker', 'admin'],
+} as const satisfies Record<keyof CoordinatorHandlers, readonly Role[]>);
+
+/** The fencing.v1.Coordinator implementation over `core`; `limits` bound ids and TTLs (V2). */
+export function coordinatorHandlers(core: Coordinator, options: { authenticator: Authenticator; log: Logger; limits: Limits }): CoordinatorHandlers {
+  const { limits } = options;
+  const unary = unaryFactory({ service: 'coordinator', authenticator: options.authenticator, log: options.log });
+  return {
+    Acquire: unary('Acquire', COORDINATOR_ROLES.Acquire, async (request, { principal }) => {
+      const check = new RequestCheck(limits);
+      const params = {
+        requestId: check.id('request_id', request.request_id),
+        resource: check.id('resource', request.resource),
+        ownerId: check.id('owner_id', request.owner_id),
+        incarnation: check.positive('incarnation', request.incarnation),
+        ttlMs: check.ttlMs('ttl_ms', request.ttl_ms),
+      };
+      check.done();
+      requireOwner(principal, params.ownerId);
+      return acquireResponse(await core.acquire(params), params.resource);
+    }),
+    Renew: unary('Renew', COORDINATOR_ROLES.Renew, async (request, { principal }) => {
+      const check = new RequestCheck(limits);
+      const params = {
+        resource: check.id('resource', request.resource),
+        ownerId: check.id('owner_id', request.owner_id),
+        incarnation: check.positive('incarnation', request.incarnation),
+        token: check.positive('token', request.token),
+        ttlMs: check.ttlMs('ttl_ms', request.ttl_ms, { zeroKeeps: true }),
+      };
+      check.done();
+      requireOwner(principal, params.ownerId);
+      return renewResponse(await core.renew(params), params.resource);
+    }),
+    Release: unary('Release', COORDINATOR_ROLES.Release, async (request, { principal }) => {
+      const check = new RequestCheck(limits);
+      const params = {
+        resource: check.id('resource', request.resource),
+        ownerId: check.id('owner_id', request.owner_id),
+        incarnation: check.positive('incarnation', request.incarnation),
+        token: check.positive('token', request.token),
+      };
+      check.done();
+      requireOwner(principal, params.ownerId);
+      return releaseResponse(await core.release(params));
+    }),
+    Describe: unary('Describe', COORDINATOR_ROLES.Describe, async (request) => {
+      const check = new RequestCheck(limits);
+      const resource = check.id('resource', request.resource);
+      check.done();
+      return describeResponse(core.describe(resource));
+    }),
+  };
+}

@@ -1,0 +1,78 @@
+// The coordinator's one outcome → response/Failure mapping (PROTOCOL.md error
+// model). Details travel as ErrorInfo metadata, numbers as decimal strings,
+// so clients branch on code + reason and read e.g. `remaining_ms` or `fence`.
+import { Failure } from '@fencer/server-kit';
+import type { AcquireResponse, DescribeResponse, Lease, ReleaseResponse, RenewResponse } from '@fencer/proto';
+import type { AcquireOutcome, ReleaseOutcome, RenewOutcome } from '../core/coordinator.js';
+import type { Description } from '../core/lease-table.js';
+import type { LeaseView } from '../core/model.js';
+
+/** A lease on the wire: uint64 fields as decimal strings. */
+export function leaseMessage(lease: LeaseView): Lease {
+  return {
+    resource: lease.resource,
+    owner_id: lease.ownerId,
+    incarnation: lease.incarnation.toString(),
+    token: lease.token.toString(),
+    ttl_ms: String(lease.ttlMs),
+    remaining_ms: String(lease.remainingMs),
+  };
+}
+
+/** granted/replayed → response; LEASE_HELD, REQUEST_ID_REUSED, SINK_UNAVAILABLE, FENCE_CONFLICT thrown. */
+export function acquireResponse(outcome: AcquireOutcome, resource: string): AcquireResponse {
+  switch (outcome.kind) {
+    case 'granted':
+      return { lease: leaseMessage(outcome.lease), replayed: false };
+    case 'replayed':
+      return { lease: leaseMessage(outcome.lease), replayed: true };
+    case 'held':
+      throw new Failure('LEASE_HELD', `${resource} is leased to ${outcome.holder.ownerId} for ${outcome.remainingMs} ms more`, {
+        holder_owner_id: outcome.holder.ownerId,
+        holder_incarnation: outcome.holder.incarnation.toString(),
+        remaining_ms: String(outcome.remainingMs),
+      });
+    case 'request-id-reused':
+      throw new Failure('REQUEST_ID_REUSED', 'this request_id was already used with different parameters (R2); use a fresh one per acquisition', {
+        request_id: outcome.requestId,
+      });
+    case 'sink-unavailable':
+      throw new Failure('SINK_UNAVAILABLE', `the sink did not confirm the new fence (${outcome.sinkCode}); nothing was granted, retry with the same request_id`, {
+        sink_code: outcome.sinkCode,
+      });
+    case 'fence-conflict':
+      throw new Failure('FENCE_CONFLICT', `the sink's fence of ${resource} (${outcome.fence}) stayed ahead of this coordinator; another coordinator is granting`, {
+        fence: outcome.fence.toString(),
+      });
+  }
+}
+
+/** renewed → response; NOT_LEASE_HOLDER, LEASE_EXPIRED thrown (both FAILED_PRECONDITION: do not retry). */
+export function renewResponse(outcome: RenewOutcome, resource: string): RenewResponse {
+  switch (outcome.kind) {
+    case 'renewed':
+      return { lease: leaseMessage(outcome.lease) };
+    case 'not-holder':
+      throw new Failure('NOT_LEASE_HOLDER', `the latest grant of ${resource} is not this owner, incarnation and token`, { resource });
+    case 'expired':
+      throw new Failure('LEASE_EXPIRED', `the lease on ${resource} is over and cannot be renewed; acquire again`, { resource });
+  }
+}
+
+/** Never an error (L5). */
+export function releaseResponse(outcome: ReleaseOutcome): ReleaseResponse {
+  switch (outcome.kind) {
+    case 'released':
+      return { released: true };
+    case 'not-released':
+      return { released: false };
+  }
+}
+
+/** `lease` unset when the resource is free; `last_token` 0 when never granted. */
+export function describeResponse(description: Description): DescribeResponse {
+  return {
+    lease: description.lease ? leaseMessage(description.lease) : null,
+    last_token: description.lastToken.toString(),
+  };
+}
