@@ -1,0 +1,260 @@
+// Every RPC over real gRPC on 127.0.0.1:0: outcomes and every reason code the
+// sink produces (error model), health and reflection, auth (A1, A2, A4), and
+// validation of every field (V1, V2) with state unchanged afterwards.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { silentLogger, startGrpcServer, DEFAULT_LIMITS, insecureAuthenticator } from '@fencer/server-kit';
+import { fencing, SERVICE_NAMES } from '@fencer/proto';
+import { tempDir } from '@fencer/testkit';
+import { startSink, sinkConfig, type RunningSink } from '../src/index.js';
+import { memoryStore } from '../src/adapters/memory-store.js';
+import { SinkEngine } from '../src/core/sink-engine.js';
+import { sinkHandlers } from '../src/grpc/handlers.js';
+import { failureOf, healthStatus, readOrMissing, reflectedServices, sinkClient, type TestSinkClient } from './helpers.js';
+
+const CODE = { OK: 0, INVALID_ARGUMENT: 3, NOT_FOUND: 5, ALREADY_EXISTS: 6, PERMISSION_DENIED: 7, FAILED_PRECONDITION: 9, UNAVAILABLE: 14, UNAUTHENTICATED: 16 };
+const TOKENS = { coordinator: 'coordinator-token-0001', worker: 'worker-token-000000001', admin: 'admin-token-0000000001' } as const;
+const MiB = 1024 * 1024;
+
+let dir: ReturnType<typeof tempDir>;
+let sink: RunningSink;
+let coordinator: TestSinkClient;
+let worker: TestSinkClient;
+let admin: TestSinkClient;
+
+beforeAll(async () => {
+  dir = tempDir('fencer-sink-grpc-');
+  const credentials = join(dir.path, 'credentials.json');
+  writeFileSync(credentials, JSON.stringify(Object.entries(TOKENS).map(([role, token]) => ({ token, identity: `${role}-1`, role }))));
+  sink = await startSink(sinkConfig({ listen: '127.0.0.1:0', data: join(dir.path, 'data'), credentials, maxPayloadBytes: MiB }));
+  coordinator = sinkClient(sink.address, TOKENS.coordinator);
+  worker = sinkClient(sink.address, TOKENS.worker);
+  admin = sinkClient(sink.address, TOKENS.admin);
+});
+
+afterAll(async () => {
+  for (const client of [coordinator, worker, admin]) client?.close();
+  await sink?.stop();
+  dir?.remove();
+});
+
+describe('Sink RPCs', () => {
+  it('AdvanceFence, Write, Read and GetFence answer their success shapes (F1, F3, F4)', async () => {
+    expect(await worker.getFence('rpc')).toEqual({ fence: '0' });
+    expect(await coordinator.advance({ resource: 'rpc', token: '1', grant_id: 'g1' })).toEqual({ fence: '1' });
+    expect(await coordinator.advance({ resource: 'rpc', token: '1', grant_id: 'g1' })).toEqual({ fence: '1' });
+    expect(await worker.write({ resource: 'rpc', token: '1', result_id: 'x', payload: Buffer.from('hello') })).toEqual({ outcome: 'APPLIED', fence: '1' });
+    expect(await worker.write({ resource: 'rpc', token: '1', result_id: 'x', payload: Buffer.from('hello') })).toEqual({ outcome: 'REPLAYED', fence: '1' });
+    expect(await worker.read('rpc', 'x')).toEqual({ payload: Buffer.from('hello'), token: '1' });
+    expect(await admin.read('rpc', 'x')).toEqual({ payload: Buffer.from('hello'), token: '1' });
+    for (const client of [worker, admin, coordinator]) expect(await client.getFence('rpc')).toEqual({ fence: '1' });
+  });
+
+  it('the largest token (uint64 max) travels exactly', async () => {
+    const max = '18446744073709551615';
+    expect(await coordinator.advance({ resource: 'max', token: max, grant_id: 'g' })).toEqual({ fence: max });
+    expect(await worker.write({ resource: 'max', token: max, result_id: 'x', payload: Buffer.from('p') })).toEqual({ outcome: 'APPLIED', fence: max });
+    expect((await worker.read('max', 'x')).token).toBe(max);
+  });
+
+  it('every refusal carries its code, reason and the current fence', async () => {
+    await coordinator.advance({ resource: 'refuse', token: '1', grant_id: 'g1' });
+    await worker.write({ resource: 'refuse', token: '1', result_id: 'x', payload: Buffer.from('a') });
+    await coordinator.advance({ resource: 'refuse', token: '2', grant_id: 'g2' });
+
+    const stale = await failureOf(worker.write({ resource: 'refuse', token: '1', result_id: 'y', payload: Buffer.from('a') }));
+    expect([stale.code, stale.reason, stale.metadata.fence]).toEqual([CODE.FAILED_PRECONDITION, 'STALE_TOKEN', '2']);
+    const staleReplay = await failureOf(worker.write({ resource: 'refuse', token: '1', result_id: 'x', payload: Buffer.from('a') }));
+    expect([staleReplay.code, staleReplay.reason, staleReplay.metadata.fence]).toEqual([CODE.FAILED_PRECONDITION, 'STALE_TOKEN', '2']);
+    const notIssued = await failureOf(worker.write({ resource: 'refuse', token: '3', result_id: 'y', payload: Buffer.from('a') }));
+    expect([notIssued.code, notIssued.reason, notIssued.metadata.fence]).toEqual([CODE.FAILED_PRECONDITION, 'TOKEN_NOT_ISSUED', '2']);
+    const conflict = await failureOf(worker.write({ resource: 'refuse', token: '2', result_id: 'x', payload: Buffer.from('b') }));
+    expect([conflict.code, conflict.reason]).toEqual([CODE.ALREADY_EXISTS, 'RESULT_CONFLICT']);
+    const missing = await failureOf(worker.read('refuse', 'nope'));
+    expect([missing.code, missing.reason]).toEqual([CODE.NOT_FOUND, 'RESULT_NOT_FOUND']);
+    const lower = await failureOf(coordinator.advance({ resource: 'refuse', token: '1', grant_id: 'g1' }));
+    expect([lower.code, lower.reason, lower.metadata.fence]).toEqual([CODE.FAILED_PRECONDITION, 'FENCE_REGRESSION', '2']);
+    const otherGrant = await failureOf(coordinator.advance({ resource: 'refuse', token: '2', grant_id: 'someone-else' }));
+    expect([otherGrant.code, otherGrant.reason, otherGrant.metadata.fence]).toEqual([CODE.FAILED_PRECONDITION, 'FENCE_REGRESSION', '2']);
+
+    // Nothing any refusal touched changed.
+    expect(await worker.getFence('refuse')).toEqual({ fence: '2' });
+    expect(await worker.read('refuse', 'x')).toEqual({ payload: Buffer.from('a'), token: '1' });
+    expect(await readOrMissing(worker, 'refuse', 'y')).toBeUndefined();
+  });
+});
+
+describe('standard services', () => {
+  it('health reports SERVING for the server and fencing.v1.Sink', async () => {
+    expect(await healthStatus(sink.address, '')).toBe('SERVING');
+    expect(await healthStatus(sink.address, SERVICE_NAMES.sink)).toBe('SERVING');
+  });
+
+  it('reflection lists fencing.v1.Sink', async () => {
+    const services = await reflectedServices(sink.address);
+    expect(services).toContain('fencing.v1.Sink');
+    // (server-kit reflects the fencing.v1 package definition; health is not part of it)
+  });
+});
+
+describe('authentication and authorization (A2, A4)', () => {
+  it('a call without a bearer token is UNAUTHENTICATED', async () => {
+    const anonymous = sinkClient(sink.address);
+    try {
+      for (const call of [anonymous.getFence('auth'), anonymous.write({ resource: 'auth', token: '1', result_id: 'x', payload: Buffer.from('p') })]) {
+        const failure = await failureOf(call);
+        expect([failure.code, failure.reason]).toEqual([CODE.UNAUTHENTICATED, 'UNAUTHENTICATED']);
+      }
+    } finally {
+      anonymous.close();
+    }
+  });
+
+  it('an unknown bearer token is UNAUTHENTICATED and changes nothing', async () => {
+    const stranger = sinkClient(sink.address, 'not-a-known-token-at-all');
+    try {
+      const failure = await failureOf(stranger.advance({ resource: 'auth', token: '7', grant_id: 'g7' }));
+      expect([failure.code, failure.reason]).toEqual([CODE.UNAUTHENTICATED, 'UNAUTHENTICATED']);
+      expect(await worker.getFence('auth')).toEqual({ fence: '0' });
+    } finally {
+      stranger.close();
+    }
+  });
+
+  // A4, plus the coordinator on GetFence (L6: a coordinator that lost its data reads the fence).
+  const matrix = [
+    { method: 'AdvanceFence', allowed: ['coordinator'] },
+    { method: 'Write', allowed: ['worker'] },
+    { method: 'Read', allowed: ['worker', 'admin'] },
+    { method: 'GetFence', allowed: ['worker', 'admin', 'coordinator'] },
+  ] as const;
+  const roles = ['coordinator', 'worker', 'admin'] as const;
+  it.each(matrix.flatMap(({ method, allowed }) => roles.map((role) => ({ method, role, allowed: (allowed as readonly string[]).includes(role) }))))(
+    '$method by $role: allowed=$allowed',
+    async ({ method, role, allowed }) => {
+      const client = { coordinator, worker, admin }[role];
+      const resource = `roles-${method}-${role}`;
+      await coordinator.advance({ resource, token: '1', grant_id: 'g1' });
+      await worker.write({ resource, token: '1', result_id: 'x', payload: Buffer.from('p') });
+      const call = {
+        AdvanceFence: () => client.advance({ resource, token: '2', grant_id: 'g2' }),
+        Write: () => client.write({ resource, token: '1', result_id: 'y', payload: Buffer.from('p') }),
+        Read: () => client.read(resource, 'x'),
+        GetFence: () => client.getFence(resource),
+      }[method];
+      if (allowed) {
+        await call();
+      } else {
+        const failure = await failureOf(call());
+        expect([failure.code, failure.reason]).toEqual([CODE.PERMISSION_DENIED, 'PERMISSION_DENIED']);
+        // A refused AdvanceFence or Write changed nothing.
+        expect(await worker.getFence(resource)).toEqual({ fence: '1' });
+        expect(await readOrMissing(worker, resource, 'y')).toBeUndefined();
+      }
+    },
+  );
+});
+
+describe('validation of every field (V1, V2)', () => {
+  const long = 'r'.repeat(513);
+  const multibyteLong = 'é'.repeat(257); // 514 bytes in 257 characters
+  type Case = { name: string; field: string; call: () => Promise<unknown> };
+  const cases: Case[] = [
+    { name: 'AdvanceFence empty resource', field: 'resource', call: () => coordinator.advance({ resource: '', token: '5', grant_id: 'g5' }) },
+    { name: 'AdvanceFence resource with a control character', field: 'resource', call: () => coordinator.advance({ resource: 'v\u0007', token: '5', grant_id: 'g5' }) },
+    { name: 'AdvanceFence resource with NUL', field: 'resource', call: () => coordinator.advance({ resource: 'v\u0000x', token: '5', grant_id: 'g5' }) },
+    { name: 'AdvanceFence resource over 512 bytes', field: 'resource', call: () => coordinator.advance({ resource: long, token: '5', grant_id: 'g5' }) },
+    { name: 'AdvanceFence token 0', field: 'token', call: () => coordinator.advance({ resource: 'v', token: '0', grant_id: 'g5' }) },
+    { name: 'AdvanceFence empty grant_id', field: 'grant_id', call: () => coordinator.advance({ resource: 'v', token: '5', grant_id: '' }) },
+    { name: 'AdvanceFence grant_id with a control character', field: 'grant_id', call: () => coordinator.advance({ resource: 'v', token: '5', grant_id: 'g\n5' }) },
+    { name: 'AdvanceFence grant_id over 512 bytes (UTF-8)', field: 'grant_id', call: () => coordinator.advance({ resource: 'v', token: '5', grant_id: multibyteLong }) },
+    { name: 'Write empty resource', field: 'resource', call: () => worker.write({ resource: '', token: '1', result_id: 'new', payload: Buffer.from('p') }) },
+    { name: 'Write resource over 512 bytes', field: 'resource', call: () => worker.write({ resource: long, token: '1', result_id: 'new', payload: Buffer.from('p') }) },
+    { name: 'Write token 0', field: 'token', call: () => worker.write({ resource: 'v', token: '0', result_id: 'new', payload: Buffer.from('p') }) },
+    { name: 'Write empty result_id', field: 'result_id', call: () => worker.write({ resource: 'v', token: '1', result_id: '', payload: Buffer.from('p') }) },
+    { name: 'Write result_id with a control character', field: 'result_id', call: () => worker.write({ resource: 'v', token: '1', result_id: 'new\u001b', payload: Buffer.from('p') }) },
+    { name: 'Write result_id over 512 bytes', field: 'result_id', call: () => worker.write({ resource: 'v', token: '1', result_id: long, payload: Buffer.from('p') }) },
+    { name: 'Write payload over 1 MiB', field: 'payload', call: () => worker.write({ resource: 'v', token: '1', result_id: 'new', payload: Buffer.alloc(MiB + 1, 1) }) },
+    { name: 'Read empty resource', field: 'resource', call: () => worker.read('', 'x') },
+    { name: 'Read result_id with a control character', field: 'result_id', call: () => worker.read('v', 'x\u007f') },
+    { name: 'Read empty result_id', field: 'result_id', call: () => worker.read('v', '') },
+    { name: 'GetFence empty resource', field: 'resource', call: () => worker.getFence('') },
+    { name: 'GetFence resource over 512 bytes', field: 'resource', call: () => worker.getFence(long) },
+  ];
+
+  beforeAll(async () => {
+    await coordinator.advance({ resource: 'v', token: '1', grant_id: 'g1' });
+    await worker.write({ resource: 'v', token: '1', result_id: 'x', payload: Buffer.from('kept') });
+  });
+
+  it.each(cases)('$name is INVALID_ARGUMENT naming $field, state unchanged', async ({ field, call }) => {
+    const failure = await failureOf(call());
+    expect([failure.code, failure.reason]).toEqual([CODE.INVALID_ARGUMENT, 'INVALID_FIELD']);
+    expect(failure.fieldViolations.map((v) => v.field)).toEqual([field]);
+    expect(await worker.getFence('v')).toEqual({ fence: '1' });
+    expect(await worker.read('v', 'x')).toEqual({ payload: Buffer.from('kept'), token: '1' });
+    expect(await readOrMissing(worker, 'v', 'new')).toBeUndefined();
+  });
+
+  it('a request with several bad fields names each of them', async () => {
+    const failure = await failureOf(worker.write({ resource: '', token: '0', result_id: '', payload: Buffer.alloc(MiB + 1) }));
+    expect(failure.code).toBe(CODE.INVALID_ARGUMENT);
+    expect(failure.fieldViolations.map((v) => v.field).sort()).toEqual(['payload', 'resource', 'result_id', 'token']);
+  });
+
+  it('a payload of exactly the limit is accepted', async () => {
+    expect((await worker.write({ resource: 'v', token: '1', result_id: 'exact', payload: Buffer.alloc(MiB, 7) })).outcome).toBe('APPLIED');
+    expect((await worker.read('v', 'exact')).payload.length).toBe(MiB);
+  });
+});
+
+describe('a sink configured with a smaller payload limit, without auth', () => {
+  it('honours the limit (V2) and admits every caller (--insecure)', async () => {
+    const small = tempDir('fencer-sink-grpc-');
+    const insecure = await startSink(sinkConfig({ listen: '127.0.0.1:0', data: small.path, insecure: true, maxPayloadBytes: 1000 }));
+    const anonymous = sinkClient(insecure.address);
+    try {
+      await anonymous.advance({ resource: 'r', token: '1', grant_id: 'g1' });
+      expect((await anonymous.write({ resource: 'r', token: '1', result_id: 'ok', payload: Buffer.alloc(1000) })).outcome).toBe('APPLIED');
+      const failure = await failureOf(anonymous.write({ resource: 'r', token: '1', result_id: 'big', payload: Buffer.alloc(1001) }));
+      expect([failure.code, failure.reason, failure.fieldViolations.map((v) => v.field)]).toEqual([CODE.INVALID_ARGUMENT, 'INVALID_FIELD', ['payload']]);
+      expect(await readOrMissing(anonymous, 'r', 'big')).toBeUndefined();
+    } finally {
+      anonymous.close();
+      await insecure.stop();
+      small.remove();
+    }
+  });
+});
+
+describe('storage failure', () => {
+  it('fail-stop: a failed commit is answered UNAVAILABLE, never OK, and so is every later call', async () => {
+    const { store, backend } = memoryStore();
+    const server = await startGrpcServer({
+      serviceName: SERVICE_NAMES.sink,
+      listen: '127.0.0.1:0',
+      register: (s) => s.addService(fencing.Sink.service, sinkHandlers(new SinkEngine(store), { authenticator: insecureAuthenticator, log: silentLogger, limits: DEFAULT_LIMITS })),
+      maxReceiveMessageBytes: 4 * MiB,
+      log: silentLogger,
+    });
+    const client = sinkClient(server.address);
+    try {
+      await client.advance({ resource: 'r', token: '1', grant_id: 'g1' });
+      backend.breakDisk();
+      for (const call of [
+        client.write({ resource: 'r', token: '1', result_id: 'x', payload: Buffer.from('p') }),
+        client.advance({ resource: 'r', token: '2', grant_id: 'g2' }),
+        client.getFence('r'),
+        client.read('r', 'x'),
+      ]) {
+        const failure = await failureOf(call);
+        expect([failure.code, failure.reason]).toEqual([CODE.UNAVAILABLE, 'UNAVAILABLE']);
+      }
+      expect(await store.whenFailed()).toBeInstanceOf(Error);
+    } finally {
+      client.close();
+      await server.stop();
+    }
+  });
+});
