@@ -1,0 +1,160 @@
+// One contract suite for every LeaseStore, run on the in-memory and the
+// LevelDB store, with a close-and-reopen step: what a store promises is what
+// L3, L6, L7 and R3 rely on after a restart.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { StartupError } from '@fencer/server-kit';
+import type { LeaseStore } from '../core/store.js';
+import type { Grant, RequestRecord } from '../core/model.js';
+import { MemoryMedium, MemoryStore } from './memory-store.js';
+import { LevelStore } from './level-store.js';
+
+interface Harness {
+  /** Opens the store over the same backing medium each time. */
+  open(): Promise<LeaseStore>;
+  dispose(): void;
+}
+
+const harnesses: [string, () => Harness][] = [
+  [
+    'MemoryStore',
+    () => {
+      const medium = new MemoryMedium();
+      return { open: async () => new MemoryStore(medium), dispose() {} };
+    },
+  ],
+  [
+    'LevelStore',
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), 'fencer-store-'));
+      return { open: () => LevelStore.open(join(dir, 'data')), dispose: () => rmSync(dir, { recursive: true, force: true }) };
+    },
+  ],
+];
+
+const MAX_U64 = 2n ** 64n - 1n;
+const grant = (over: Partial<Grant> = {}): Grant => ({ resource: 'r', ownerId: 'alice', incarnation: 1n, token: 1n, ttlMs: 1_000, ended: null, ...over });
+const record = (over: Partial<RequestRecord> = {}): RequestRecord => ({ requestId: 'q1', resource: 'r', ownerId: 'alice', incarnation: 1n, ttlMs: 1_000, token: 1n, ...over });
+
+describe.each(harnesses)('LeaseStore contract: %s', (_name, make) => {
+  let harness: Harness;
+  let open: LeaseStore[] = [];
+  const reopen = async () => {
+    await Promise.all(open.map((s) => s.close()));
+    const store = await harness.open();
+    open = [store];
+    return store;
+  };
+
+  afterEach(async () => {
+    await Promise.all(open.map((s) => s.close()));
+    open = [];
+    harness.dispose();
+  });
+
+  const start = async () => {
+    harness = make();
+    return reopen();
+  };
+
+  it('starts empty', async () => {
+    const store = await start();
+    expect(await store.load()).toEqual({ counters: new Map(), grants: [], requests: [] });
+  });
+
+  it('keeps reserved counters across close and reopen (L6), full uint64 range', async () => {
+    const store = await start();
+    await store.reserveToken('r', 1n);
+    await store.reserveToken('r', 2n);
+    await store.reserveToken('big', MAX_U64);
+    const state = await (await reopen()).load();
+    expect(state.counters).toEqual(new Map([['r', 2n], ['big', MAX_U64]]));
+  });
+
+  it('records a grant with its request record, and keeps both across reopen (L3 step 3, R1)', async () => {
+    const store = await start();
+    await store.reserveToken('r', 5n);
+    await store.recordGrant(grant({ token: 5n, incarnation: MAX_U64, resource: 'r' }), record({ token: 5n, incarnation: MAX_U64 }));
+    const state = await (await reopen()).load();
+    expect(state.grants).toEqual([grant({ token: 5n, incarnation: MAX_U64 })]);
+    expect(state.requests).toEqual([record({ token: 5n, incarnation: MAX_U64 })]);
+  });
+
+  it('a later grant replaces the latest grant of its resource; request records accumulate', async () => {
+    const store = await start();
+    await store.recordGrant(grant({ token: 1n }), record({ requestId: 'q1', token: 1n }));
+    await store.recordGrant(grant({ token: 2n, ownerId: 'bob' }), record({ requestId: 'q2', token: 2n, ownerId: 'bob' }));
+    await store.recordGrant(grant({ resource: 'other', token: 1n }), record({ requestId: 'q3', resource: 'other' }));
+    const state = await (await reopen()).load();
+    expect(new Map(state.grants.map((g) => [g.resource, g.token]))).toEqual(new Map([['r', 2n], ['other', 1n]]));
+    expect(state.requests.map((r) => r.requestId).sort()).toEqual(['q1', 'q2', 'q3']);
+  });
+
+  it('updateGrant persists renewals, releases and fencing (L4, L5, L8) across reopen', async () => {
+    const store = await start();
+    await store.recordGrant(grant({ resource: 'a' }), record({ requestId: 'qa', resource: 'a' }));
+    await store.recordGrant(grant({ resource: 'b' }), record({ requestId: 'qb', resource: 'b' }));
+    await store.recordGrant(grant({ resource: 'c' }), record({ requestId: 'qc', resource: 'c' }));
+    await store.updateGrant(grant({ resource: 'a', ttlMs: 9_000 }));
+    await store.updateGrant(grant({ resource: 'b', ended: 'released' }));
+    await store.updateGrant(grant({ resource: 'c', ended: 'fenced' }));
+    const state = await (await reopen()).load();
+    const byResource = new Map(state.grants.map((g) => [g.resource, g]));
+    expect(byResource.get('a')).toEqual(grant({ resource: 'a', ttlMs: 9_000 }));
+    expect(byResource.get('b')?.ended).toBe('released');
+    expect(byResource.get('c')?.ended).toBe('fenced');
+  });
+
+  it('deleteRequests drops exactly the named records (R3)', async () => {
+    const store = await start();
+    for (const id of ['q1', 'q2', 'q3']) await store.recordGrant(grant(), record({ requestId: id }));
+    await store.deleteRequests(['q1', 'q3', 'never-there']);
+    const state = await (await reopen()).load();
+    expect(state.requests.map((r) => r.requestId)).toEqual(['q2']);
+  });
+
+  it('round-trips ids with any UTF-8 and separator-like characters', async () => {
+    const store = await start();
+    const resource = 'ünïcødé/!key:with~separators 🎯';
+    await store.reserveToken(resource, 3n);
+    await store.recordGrant(grant({ resource, token: 3n }), record({ requestId: `${resource}#req`, resource, token: 3n }));
+    const state = await (await reopen()).load();
+    expect(state.counters.get(resource)).toBe(3n);
+    expect(state.grants[0]?.resource).toBe(resource);
+    expect(state.requests[0]?.requestId).toBe(`${resource}#req`);
+  });
+
+  it('rejects writes after close', async () => {
+    const store = await start();
+    await store.close();
+    open = [];
+    await expect(store.reserveToken('r', 1n)).rejects.toThrow();
+  });
+});
+
+describe('LevelStore start-up errors', () => {
+  it('refuses a second opener of the same directory with a StartupError naming the cause', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fencer-store-'));
+    const first = await LevelStore.open(dir);
+    try {
+      const error = await LevelStore.open(dir).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StartupError);
+      expect((error as Error).message).toContain('in use by another process');
+    } finally {
+      await first.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a data path that is a file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fencer-store-'));
+    writeFileSync(join(dir, 'file'), 'x');
+    try {
+      await expect(LevelStore.open(join(dir, 'file'))).rejects.toBeInstanceOf(StartupError);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

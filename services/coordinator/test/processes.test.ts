@@ -1,0 +1,124 @@
+// Real processes only: the coordinator and the sink as `fencer` children,
+// killed with real signals, restarted on the same data directories.
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, startFencer, stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
+import { CODE, coordinatorApi, coordinatorClient, fresh, ok, refused, sinkApi, sinkClient, startSinkProcess } from './helpers.js';
+
+let dir: ReturnType<typeof tempDir>;
+let sink: FencerProcess;
+const children: FencerProcess[] = [];
+
+beforeAll(async () => {
+  dir = tempDir();
+  sink = await startSinkProcess(join(dir.path, 'sink'));
+  children.push(sink);
+});
+
+afterAll(async () => {
+  await Promise.all(children.map((child) => stopFencer(child, 1_000)));
+  dir.remove();
+});
+
+async function startCoordinatorProcess(dataDir: string, sinkAddress: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}) {
+  const child = await startFencer(['coordinator', '--insecure', '--listen', '127.0.0.1:0', '--data', dataDir, '--sink', sinkAddress, ...extra], { env });
+  children.push(child);
+  const client = coordinatorClient(child.address);
+  return { child, client, api: coordinatorApi(client) };
+}
+
+async function sigkill(child: FencerProcess) {
+  child.kill('SIGKILL');
+  expect((await child.exited).signal).toBe('SIGKILL');
+}
+
+const acquireReq = (resource: string, owner: string, ttlMs: number, requestId = fresh('req')) => ({
+  request_id: requestId,
+  resource,
+  owner_id: owner,
+  incarnation: '1',
+  ttl_ms: String(ttlMs),
+});
+
+describe('coordinator and sink as real processes', () => {
+  it('L6/L7/R3: a SIGKILLed coordinator restarted on its data dir replays old grants, keeps the lease a full TTL, then grants a larger token', async () => {
+    const dataDir = join(dir.path, fresh('coordinator'));
+    const resource = fresh('restart');
+    const first = await startCoordinatorProcess(dataDir, sink.address);
+    const request = acquireReq(resource, 'alice', 300);
+    const granted = ok(await first.api.acquire(request)).lease!;
+    first.client.close();
+    await sigkill(first.child);
+
+    const second = await startCoordinatorProcess(dataDir, sink.address);
+    const replay = ok(await second.api.acquire(request));
+    expect(replay.replayed).toBe(true);
+    expect(replay.lease).toMatchObject({ token: granted.token, owner_id: 'alice' });
+    expect(ok(await second.api.describe(resource)).last_token).toBe(granted.token);
+    // L7: the restarted coordinator cannot know how long it was down, so alice keeps a full TTL.
+    expect(refused(await second.api.acquire(acquireReq(resource, 'bob', 300))).reason).toBe('LEASE_HELD');
+    const next = await eventually(async () => {
+      const result = await second.api.acquire(acquireReq(resource, 'bob', 300));
+      return result.ok ? result.value.lease! : undefined;
+    }, { what: "alice's restored lease to expire" });
+    expect(BigInt(next.token)).toBeGreaterThan(BigInt(granted.token));
+    expect(await sinkApi(sinkClient(sink.address)).fence(resource)).toBe(next.token);
+    second.client.close();
+  });
+
+  it('L6: a coordinator whose data dir was deleted resumes above the sink fence and fences the old holder out', async () => {
+    const dataDir = join(dir.path, fresh('coordinator'));
+    const resource = fresh('lost-data');
+    const sinkSide = sinkApi(sinkClient(sink.address));
+    const first = await startCoordinatorProcess(dataDir, sink.address);
+    const old = ok(await first.api.acquire(acquireReq(resource, 'alice', 60_000))).lease!;
+    ok(await sinkSide.write(resource, old.token, 'r1', 'x'));
+    first.client.close();
+    await sigkill(first.child);
+    rmSync(dataDir, { recursive: true, force: true });
+
+    const second = await startCoordinatorProcess(dataDir, sink.address);
+    expect(ok(await second.api.describe(resource))).toEqual({ lease: null, last_token: '0' });
+    const lease = ok(await second.api.acquire(acquireReq(resource, 'bob', 60_000))).lease!;
+    expect(BigInt(lease.token)).toBeGreaterThan(BigInt(old.token));
+    expect(await sinkSide.fence(resource)).toBe(lease.token);
+    expect(refused(await sinkSide.write(resource, old.token, 'r2', 'y')).reason).toBe('STALE_TOKEN');
+    second.client.close();
+  });
+
+  it('L3/S2: the sink killed mid-Acquire → SINK_UNAVAILABLE; after the sink restarts, the same request id yields exactly one token', async () => {
+    const sinkData = join(dir.path, fresh('own-sink'));
+    let ownSink = await startSinkProcess(sinkData);
+    children.push(ownSink);
+    const address = ownSink.address;
+    const coordinator = await startCoordinatorProcess(join(dir.path, fresh('coordinator')), address, ['--sink-deadline-ms', '20000'], { FENCER_LOG_LEVEL: 'debug' });
+    ok(await coordinator.api.acquire(acquireReq(fresh('warm-up'), 'alice', 60_000))); // the sink channel is connected
+
+    const resource = fresh('sink-killed');
+    const request = acquireReq(resource, 'alice', 60_000);
+    ownSink.kill('SIGSTOP');
+    const inFlight = coordinator.api.acquire(request);
+    await eventually(
+      () => (coordinator.child.stderr().split('\n').some((line) => line.includes('advancing the sink fence') && line.includes(resource)) ? true : undefined),
+      { what: 'the AdvanceFence to be sent' },
+    );
+    ownSink.kill('SIGKILL');
+    const failure = refused(await inFlight);
+    expect([failure.code, failure.reason, failure.metadata.sink_code]).toEqual([CODE.UNAVAILABLE, 'SINK_UNAVAILABLE', 'UNAVAILABLE']);
+    await ownSink.exited;
+
+    ownSink = await startSinkProcess(sinkData, { listen: address });
+    children.push(ownSink);
+    const granted = await eventually(async () => {
+      const result = await coordinator.api.acquire(request);
+      if (!result.ok) expect(result.failure.reason).toBe('SINK_UNAVAILABLE'); // only while reconnecting
+      return result.ok ? result.value : undefined;
+    }, { what: 'the coordinator to reach the restarted sink' });
+    const again = ok(await coordinator.api.acquire(request));
+    expect(again.replayed).toBe(true);
+    expect(again.lease!.token).toBe(granted.lease!.token);
+    expect(await sinkApi(sinkClient(address)).fence(resource)).toBe(granted.lease!.token);
+    coordinator.client.close();
+  });
+});
