@@ -1,0 +1,270 @@
+// The interleaving this project exists to prevent (F2, S3, S4, S6), over real
+// gRPC: many Writes with token t race an AdvanceFence(t+1). The history of
+// what was acknowledged and what is stored must show that every accepted
+// token-t write was accepted BEFORE the advance was acknowledged, that none
+// was accepted after it, and that no result ever holds two payloads.
+//
+// Teeth: if the sink checked the fence and committed in two steps, a write
+// could pass the check (fence = t), the advance to t+1 could be acknowledged,
+// the successor's write of the same result_id could be applied, and only then
+// would the old write land: a token-t result that was not visible right after
+// the advance (S3), two APPLIED answers for one result_id (S6), and a token-t
+// result stored over a token-t+1 one (S4). The last test runs the very same
+// scenario and checker against such a two-step engine, with a pause between
+// its check and its commit standing in for any delay (GC, I/O), and shows the
+// checker reports exactly those violations.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_LIMITS, KeyedLock, insecureAuthenticator, silentLogger, startGrpcServer } from '@fencer/server-kit';
+import { fencing, SERVICE_NAMES } from '@fencer/proto';
+import { tempDir } from '@fencer/testkit';
+import { startSink, sinkConfig, type RunningSink } from '../src/index.js';
+import { openLevelStore } from '../src/adapters/level-store.js';
+import { decideWrite } from '../src/core/fence-policy.js';
+import { SinkEngine, type SinkApi, type WriteCommand, type WriteOutcome } from '../src/core/sink-engine.js';
+import type { SinkStore } from '../src/core/store.js';
+import { sinkHandlers } from '../src/grpc/handlers.js';
+import { readOrMissing, sinkClient, writeOutcome, type TestSinkClient } from './helpers.js';
+
+interface Stored {
+  token: string;
+  payload: string;
+}
+
+/** Everything one round observed, for the checker. */
+interface RoundHistory {
+  resource: string;
+  t: bigint;
+  advance: { fence: string } | { error: string };
+  /** Writes with token t racing the advance (result ids w-0..w-n-1). */
+  racing: { outcome: string; fence: string }[];
+  /** Reads of w-i issued once the advance was acknowledged. */
+  readAfterAdvance: (Stored | undefined)[];
+  /** The successor's writes of the same result ids with token t+1, issued after those reads. */
+  successor: { outcome: string; fence: string }[];
+  /** Writes with token t issued strictly after the advance was acknowledged (new result ids). */
+  late: { outcome: string; fence: string }[];
+  /** Final reads of w-i after everything settled. */
+  final: (Stored | undefined)[];
+}
+
+const racingPayload = (t: bigint, i: number) => `old:${t}:${i}`;
+const successorPayload = (t: bigint, i: number) => `new:${t + 1n}:${i}`;
+
+async function stored(client: TestSinkClient, resource: string, resultId: string): Promise<Stored | undefined> {
+  const found = await readOrMissing(client, resource, resultId);
+  return found && { token: found.token, payload: found.payload.toString() };
+}
+
+/**
+ * One round on `resource`: fence at t, n racing token-t writes with the
+ * AdvanceFence(t+1) sent among them; on its ack, reads, then the
+ * successor's token-t+1 rewrites and late token-t writes.
+ */
+async function runRound(
+  clients: { coordinator: TestSinkClient; workers: TestSinkClient[] },
+  resource: string,
+  t: bigint,
+  n: number,
+  hooks: { beforeAdvance?: () => Promise<void>; beforeAwaitingRacers?: () => void } = {},
+): Promise<RoundHistory> {
+  const { coordinator, workers } = clients;
+  await coordinator.advance({ resource, token: t.toString(), grant_id: `grant-${t}` });
+  const worker = (i: number) => workers[i % workers.length]!;
+  const racing: Promise<{ outcome: string; fence: string }>[] = [];
+  const send = (i: number) => racing.push(writeOutcome(worker(i).write({ resource, token: t.toString(), result_id: `w-${i}`, payload: Buffer.from(racingPayload(t, i)) })));
+  // The advance goes out after a varying share of the racing writes, each
+  // batch of writes a separate event-loop turn apart.
+  const split = Math.max(1, Math.floor((n * (1 + Number(t % 3n))) / 4));
+  for (let i = 0; i < split; i++) {
+    send(i);
+    if (i % 4 === 3) await new Promise((resolve) => setImmediate(resolve));
+  }
+  await (hooks.beforeAdvance?.() ?? new Promise((resolve) => setImmediate(resolve)));
+  const advanced = coordinator.advance({ resource, token: (t + 1n).toString(), grant_id: `grant-${t + 1n}` });
+  for (let i = split; i < n; i++) send(i);
+
+  let advance: RoundHistory['advance'];
+  try {
+    advance = await advanced;
+  } catch (error) {
+    advance = { error: String(error) };
+  }
+  // Everything below is issued strictly after the advance was acknowledged.
+  const readAfterAdvance = await Promise.all(Array.from({ length: n }, (_, i) => stored(worker(i), resource, `w-${i}`)));
+  const [successor, late] = await Promise.all([
+    Promise.all(Array.from({ length: n }, (_, i) => writeOutcome(worker(i).write({ resource, token: (t + 1n).toString(), result_id: `w-${i}`, payload: Buffer.from(successorPayload(t, i)) })))),
+    Promise.all(Array.from({ length: n }, (_, i) => writeOutcome(worker(i).write({ resource, token: t.toString(), result_id: `late-${i}`, payload: Buffer.from('late') })))),
+  ]);
+  hooks.beforeAwaitingRacers?.();
+  const racingOutcomes = await Promise.all(racing);
+  const final = await Promise.all(Array.from({ length: n }, (_, i) => stored(coordinator, resource, `w-${i}`)));
+  return { resource, t, advance, racing: racingOutcomes, readAfterAdvance, successor, late, final };
+}
+
+/** The safety checker: every violated rule of one round, as readable lines. */
+function violations(h: RoundHistory): string[] {
+  const found: string[] = [];
+  const t = h.t.toString();
+  const next = (h.t + 1n).toString();
+  const where = (i: number) => `${h.resource} w-${i}`;
+  if (!('fence' in h.advance) || h.advance.fence !== next) found.push(`${h.resource}: AdvanceFence(${next}) not acknowledged: ${JSON.stringify(h.advance)}`);
+  h.late.forEach((late, i) => {
+    if (late.outcome !== 'STALE_TOKEN' || late.fence !== next) found.push(`S3 ${h.resource} late-${i}: token ${t} after the advance ack was ${late.outcome}`);
+  });
+  h.racing.forEach((racing, i) => {
+    const successor = h.successor[i]!;
+    const after = h.readAfterAdvance[i];
+    const final = h.final[i];
+    const holds = (value: Stored | undefined, token: string, payload: string) => value?.token === token && value.payload === payload;
+    if (racing.outcome !== 'APPLIED' && racing.outcome !== 'STALE_TOKEN') found.push(`${where(i)}: unexpected racing outcome ${racing.outcome}`);
+    if (racing.outcome === 'STALE_TOKEN' && racing.fence !== next) found.push(`${where(i)}: STALE_TOKEN with fence ${racing.fence}, expected ${next}`);
+    // S3: an accepted token-t write was accepted before the advance, so it
+    // is durable and visible once the advance is acknowledged...
+    if (racing.outcome === 'APPLIED' && !holds(after, t, racingPayload(h.t, i))) {
+      found.push(`S3 ${where(i)}: APPLIED under ${t} but not stored when the advance to ${next} was acknowledged (read ${JSON.stringify(after)})`);
+    }
+    // ...and nothing stored under t lacks an APPLIED answer.
+    if ((after?.token === t || final?.token === t) && racing.outcome !== 'APPLIED') found.push(`S3 ${where(i)}: stored under ${t} without an APPLIED answer`);
+    // S6: one result_id, one payload.
+    if (racing.outcome === 'APPLIED' && successor.outcome === 'APPLIED') found.push(`S6 ${where(i)}: both the token-${t} and the token-${next} write were APPLIED`);
+    if (successor.outcome !== (racing.outcome === 'APPLIED' ? 'RESULT_CONFLICT' : 'APPLIED')) {
+      found.push(`${where(i)}: successor write was ${successor.outcome} after a racing ${racing.outcome}`);
+    }
+    // S4/S5: an accepted token-t+1 write is never replaced by a token-t one,
+    // and every APPLIED write stays readable with its payload.
+    if (successor.outcome === 'APPLIED' && !holds(final, next, successorPayload(h.t, i))) {
+      found.push(`S4 ${where(i)}: the APPLIED token-${next} write was replaced; stored now ${JSON.stringify(final)}`);
+    }
+    if (racing.outcome === 'APPLIED' && successor.outcome !== 'APPLIED' && !holds(final, t, racingPayload(h.t, i))) {
+      found.push(`S5 ${where(i)}: APPLIED under ${t} but finally stored ${JSON.stringify(final)}`);
+    }
+  });
+  return found;
+}
+
+/** Runs `rounds` rounds on each of `resources` resources (resources in parallel). */
+async function scenario(address: string, options: { resources: number; rounds: number; n: number }, hooks?: Parameters<typeof runRound>[4]) {
+  const coordinator = sinkClient(address);
+  // Several channels, so the racing writes and the advance do not share one ordered connection.
+  const workers = Array.from({ length: 3 }, () => sinkClient(address));
+  try {
+    const perResource = await Promise.all(
+      Array.from({ length: options.resources }, async (_, r) => {
+        const histories: RoundHistory[] = [];
+        for (let round = 0; round < options.rounds; round++) {
+          histories.push(await runRound({ coordinator, workers }, `job-${r}-round-${round}`, BigInt(1 + round * 3 + r), options.n, hooks));
+        }
+        return histories;
+      }),
+    );
+    return perResource.flat();
+  } finally {
+    for (const client of [coordinator, ...workers]) client.close();
+  }
+}
+
+describe('Writes racing AdvanceFence over gRPC (F2, S3, S4, S6)', () => {
+  let dir: ReturnType<typeof tempDir>;
+  let sink: RunningSink;
+
+  beforeAll(async () => {
+    dir = tempDir('fencer-sink-race-');
+    sink = await startSink(sinkConfig({ listen: '127.0.0.1:0', data: dir.path, insecure: true, maxPayloadBytes: 1024 * 1024 }));
+  });
+  afterAll(async () => {
+    await sink?.stop();
+    dir?.remove();
+  });
+
+  it('no token-t write is accepted after AdvanceFence(t+1) is acknowledged, over many rounds and resources', async () => {
+    const histories = await scenario(sink.address, { resources: 3, rounds: 4, n: 40 });
+    expect(histories.flatMap(violations)).toEqual([]);
+    // The race really happened: some racing writes won, some lost.
+    const outcomes = histories.flatMap((h) => h.racing.map((r) => r.outcome));
+    expect(outcomes).toContain('APPLIED');
+    expect(outcomes).toContain('STALE_TOKEN');
+  });
+});
+
+/**
+ * The bug: the fence is checked in one step and the result committed in
+ * another, so an AdvanceFence can slip in between. `pause` runs between the
+ * two steps of every write that passed the check.
+ */
+class TwoStepEngine implements SinkApi {
+  readonly #lock = new KeyedLock();
+  readonly #correct: SinkEngine;
+
+  constructor(
+    private readonly store: SinkStore,
+    private readonly pause: (command: WriteCommand) => Promise<void>,
+  ) {
+    this.#correct = new SinkEngine(store);
+  }
+
+  async write(command: WriteCommand): Promise<WriteOutcome> {
+    const { fence, decision } = await this.#lock.run(command.resource, async () => {
+      const fence = (await this.store.fence(command.resource))?.fence ?? 0n;
+      const existing = await this.store.result(command.resource, command.resultId);
+      return { fence, decision: decideWrite(fence, existing, command) };
+    });
+    switch (decision.kind) {
+      case 'apply':
+        await this.pause(command);
+        await this.store.commit([{ kind: 'result', resource: command.resource, resultId: command.resultId, result: { token: command.token, payload: command.payload } }]);
+        return { kind: 'applied', fence };
+      case 'replayed':
+      case 'conflict':
+        return { kind: decision.kind, fence };
+      case 'stale':
+      case 'not_issued':
+        return { kind: decision.kind, fence: decision.fence };
+    }
+  }
+
+  advanceFence: SinkApi['advanceFence'] = (command) => this.#correct.advanceFence(command);
+  read: SinkApi['read'] = (resource, resultId) => this.#correct.read(resource, resultId);
+  getFence: SinkApi['getFence'] = (resource) => this.#correct.getFence(resource);
+}
+
+describe('the checker has teeth', () => {
+  it('flags S3, S4 and S6 violations when the check and the commit are two steps', async () => {
+    const dir = tempDir('fencer-sink-race-');
+    const { store } = await openLevelStore(dir.path);
+    // Writes that passed the check under the old token wait here until the
+    // successor has written: the widest form of the window a two-step sink has.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let firstPaused!: () => void;
+    const paused = new Promise<void>((resolve) => (firstPaused = resolve));
+    const racingToken = new Set<bigint>();
+    const engine = new TwoStepEngine(store, async (command) => {
+      if (!racingToken.has(command.token)) return;
+      firstPaused();
+      await gate;
+    });
+    const server = await startGrpcServer({
+      serviceName: SERVICE_NAMES.sink,
+      listen: '127.0.0.1:0',
+      register: (s) => s.addService(fencing.Sink.service, sinkHandlers(engine, { authenticator: insecureAuthenticator, log: silentLogger, limits: DEFAULT_LIMITS })),
+      maxReceiveMessageBytes: 4 * 1024 * 1024,
+      log: silentLogger,
+    });
+    try {
+      racingToken.add(1n);
+      const histories = await scenario(server.address, { resources: 1, rounds: 1, n: 10 }, {
+        beforeAdvance: () => paused,
+        beforeAwaitingRacers: () => release(),
+      });
+      const found = histories.flatMap(violations);
+      expect(found.some((line) => line.startsWith('S3 '))).toBe(true);
+      expect(found.some((line) => line.startsWith('S6 '))).toBe(true);
+      expect(found.some((line) => line.startsWith('S4 '))).toBe(true);
+    } finally {
+      release();
+      await server.stop();
+      await store.close();
+      dir.remove();
+    }
+  });
+});
