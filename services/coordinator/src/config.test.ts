@@ -1,0 +1,124 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { buildCoordinatorCommand, ConfigError, coordinatorConfig, readSinkToken, type CoordinatorConfig } from './config.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'fencer-config-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const file = (name: string, text: string) => {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+};
+
+async function parse(args: string[], env: Record<string, string> = {}): Promise<CoordinatorConfig> {
+  const saved = { ...process.env };
+  Object.assign(process.env, env);
+  try {
+    let config: CoordinatorConfig | undefined;
+    const command = buildCoordinatorCommand(async (c) => {
+      config = c;
+    }).exitOverride();
+    command.configureOutput({ writeErr: () => {}, writeOut: () => {} });
+    await command.parseAsync(args, { from: 'user' });
+    return config!;
+  } finally {
+    for (const key of Object.keys(env)) if (!(key in saved)) delete process.env[key];
+    Object.assign(process.env, saved);
+  }
+}
+
+describe('coordinator configuration', () => {
+  afterEach(() => {
+    for (const key of Object.keys(process.env)) if (key.startsWith('FENCER_COORDINATOR_')) delete process.env[key];
+  });
+
+  it('has the documented defaults and is frozen', async () => {
+    const config = await parse(['--insecure']);
+    expect(config).toEqual({
+      listen: '127.0.0.1:50052',
+      dataDir: './data/coordinator',
+      sink: '127.0.0.1:50051',
+      sinkToken: null,
+      auth: { kind: 'insecure' },
+      fenceOnExpiry: false,
+      requestRetentionMs: 3_600_000,
+      sinkDeadlineMs: 2_000,
+      metrics: undefined,
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('reads every option from its environment variable', async () => {
+    const token = file('env-token', 'env-sink-token-0123456789\n');
+    const config = await parse([], {
+      FENCER_COORDINATOR_LISTEN: '127.0.0.1:7001',
+      FENCER_COORDINATOR_DATA: '/tmp/x',
+      FENCER_COORDINATOR_SINK: '127.0.0.1:7002',
+      FENCER_COORDINATOR_SINK_TOKEN_FILE: token,
+      FENCER_COORDINATOR_INSECURE: '1',
+      FENCER_COORDINATOR_FENCE_ON_EXPIRY: '1',
+      FENCER_COORDINATOR_REQUEST_RETENTION_MS: '5000',
+      FENCER_COORDINATOR_SINK_DEADLINE_MS: '250',
+      FENCER_COORDINATOR_METRICS: '127.0.0.1:0',
+    });
+    expect(config).toMatchObject({
+      listen: '127.0.0.1:7001',
+      dataDir: '/tmp/x',
+      sink: '127.0.0.1:7002',
+      sinkToken: 'env-sink-token-0123456789',
+      auth: { kind: 'insecure' },
+      fenceOnExpiry: true,
+      requestRetentionMs: 5_000,
+      sinkDeadlineMs: 250,
+      metrics: '127.0.0.1:0',
+    });
+  });
+
+  it('flags win over the environment', async () => {
+    const config = await parse(['--insecure', '--sink-deadline-ms', '10'], { FENCER_COORDINATOR_SINK_DEADLINE_MS: '250' });
+    expect(config.sinkDeadlineMs).toBe(10);
+  });
+
+  it('loads a credentials file', async () => {
+    const path = file('creds.json', JSON.stringify([{ token: 'worker-token-0123456789', identity: 'alice', role: 'worker' }]));
+    const config = await parse(['--credentials', path]);
+    expect(config.auth).toEqual({ kind: 'credentials', path, credentials: [{ token: 'worker-token-0123456789', identity: 'alice', role: 'worker' }] });
+  });
+
+  it.each([
+    ['neither --credentials nor --insecure', {}],
+    ['both --credentials and --insecure', { credentials: '/x', insecure: true }],
+    ['an unreadable credentials file', { credentials: join(dir, 'missing.json') }],
+    ['a credentials file that is not JSON', { credentials: file('bad.json', '{nope') }],
+    ['an unreadable sink token file', { insecure: true, sinkTokenFile: join(dir, 'missing-token') }],
+    ['an empty sink token file', { insecure: true, sinkTokenFile: file('empty-token', ' \n\t ') }],
+    ['a sink token file with two tokens', { insecure: true, sinkTokenFile: file('two-tokens', 'a b') }],
+  ])('refuses %s with a one-line ConfigError', (_name, options) => {
+    const base = { listen: '127.0.0.1:0', data: dir, sink: '127.0.0.1:1', requestRetentionMs: 1, sinkDeadlineMs: 1 };
+    let error: unknown;
+    try {
+      coordinatorConfig({ ...base, ...options });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).not.toContain('\n');
+  });
+
+  it('trims whitespace around the sink token', () => {
+    expect(readSinkToken(file('spaced', '\n\t  tok-0123456789abcdef \r\n'))).toBe('tok-0123456789abcdef');
+  });
+
+  it.each([
+    ['--request-retention-ms', '0'],
+    ['--sink-deadline-ms', 'soon'],
+    ['--listen', 'nowhere'],
+    ['--sink', 'host:99999'],
+    ['--metrics', ':80'],
+  ])('rejects %s %s as a CLI error', async (flag, value) => {
+    await expect(parse(['--insecure', flag, value])).rejects.toMatchObject({ code: 'commander.invalidArgument' });
+  });
+});
