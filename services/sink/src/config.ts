@@ -75,6 +75,16 @@ export function sinkConfig(options: RawOptions): SinkConfig {
   });
 }
 
+// Commander turns a boolean flag on whenever its variable is set, so
+// FENCER_SINK_INSECURE=false would silently switch auth off; only an explicit
+// yes counts, and anything unclear is refused.
+function insecureFromEnv(value: string | undefined): boolean {
+  const normalized = (value ?? '').trim().toLowerCase();
+  if (['1', 'true', 'yes'].includes(normalized)) return true;
+  if (['', '0', 'false', 'no'].includes(normalized)) return false;
+  throw new ConfigError(`FENCER_SINK_INSECURE must be 1/true/yes or 0/false/no, got "${value}"`);
+}
+
 /**
  * The `sink` subcommand. Bad flags and bad values end in commander's one-line
  * error and a non-zero exit; `run` receives the validated config.
@@ -92,6 +102,7 @@ export function buildSinkCommand(run: (config: SinkConfig) => Promise<void>): Co
     .action(async (options: RawOptions, cmd: Command) => {
       let config: SinkConfig;
       try {
+        if (cmd.getOptionValueSource('insecure') === 'env') options.insecure = insecureFromEnv(process.env.FENCER_SINK_INSECURE);
         config = sinkConfig(options);
       } catch (error) {
         if (error instanceof ConfigError) cmd.error(`error: ${error.message}`, { code: 'fencer.config' });

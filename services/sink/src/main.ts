@@ -1,6 +1,8 @@
 // The composition root: store → engine → gRPC server → metrics. `startSink`
 // runs a sink in-process; `runSink` is the `fencer sink` process around it,
 // and the only code here that touches `process`.
+import { format } from 'node:util';
+import * as grpc from '@grpc/grpc-js';
 import { Counter, Histogram } from 'prom-client';
 import {
   DEFAULT_LIMITS,
@@ -113,11 +115,18 @@ export async function startSink(config: SinkConfig, options: { log?: Logger } = 
  */
 export async function runSink(config: SinkConfig): Promise<void> {
   const log = createLogger('sink');
+  // grpc-js's own diagnostics become JSON log lines too, so stderr holds only
+  // JSON logs plus, on a failed start, the one plain-text reason line.
+  grpc.setLogger({
+    error: (...args: unknown[]) => log.warn({ source: 'grpc-js' }, format(...args)),
+    info: (...args: unknown[]) => log.info({ source: 'grpc-js' }, format(...args)),
+    debug: (...args: unknown[]) => log.debug({ source: 'grpc-js' }, format(...args)),
+  });
   await runUntilSignal('sink', log, async () => {
     const sink = await startSink(config, { log });
     void sink.storeFailed.then(() => process.exit(1));
     log.info({ address: sink.address, dataDir: config.dataDir, auth: config.auth.kind, metrics: sink.metricsAddress }, 'sink ready');
-    announceReady('sink', sink.address);
+    announceReady('sink', sink.address, sink.metricsAddress === undefined ? {} : { metrics: sink.metricsAddress });
     return sink;
   });
 }
