@@ -416,6 +416,15 @@ describe('S1/S2 under concurrency', () => {
     expect(sink.advances).toHaveLength(1);
   });
 
+  it('one request id raced for two different resources yields one token (S2), the other is REQUEST_ID_REUSED', async () => {
+    const { core, sink } = await setup();
+    sink.beforeAdvance = () => new Promise((resolve) => setImmediate(resolve));
+    const request = req();
+    const outcomes = await Promise.all([core.acquire(request), core.acquire({ ...request, resource: 'other' })]);
+    expect(outcomes.map((o) => o.kind).sort()).toEqual(['granted', 'request-id-reused']);
+    expect(sink.advances).toHaveLength(1);
+  });
+
   it('resources are independent: concurrent Acquires of different resources all succeed', async () => {
     const { core, sink } = await setup();
     const outcomes = await Promise.all(['a', 'b', 'c'].map((resource) => core.acquire(req({ resource }))));

@@ -110,10 +110,9 @@ export class Coordinator {
     const availability = this.#table.availability(params.resource);
     if (availability.kind === 'held') return { kind: 'held', holder: availability.holder, remainingMs: availability.remainingMs };
 
-    let aboveFence = 0n;
     for (let attempt = 1; ; attempt += 1) {
       // L3 (1) / L6: the counter is durable before the token leaves this process.
-      const token = this.#table.nextToken(params.resource, aboveFence);
+      const token = this.#table.nextToken(params.resource);
       await deps.store.reserveToken(params.resource, token);
       this.#table.noteReserved(params.resource, token);
 
@@ -129,11 +128,11 @@ export class Coordinator {
           return { kind: 'granted', lease: this.#table.applyGrant(grant, record) };
         }
         case 'regression':
-          // L6: a lost data dir or a second coordinator; resume above the sink's fence, once.
+          // L6: a lost data dir or a second coordinator. The next token goes above the
+          // sink's fence, and its reservation makes that raise durable; retried once.
           this.#table.noteSinkFence(params.resource, advance.fence);
           deps.log.warn({ resource: params.resource, token: String(token), fence: String(advance.fence), attempt }, 'sink fence is ahead of the token counter');
           if (attempt >= 2) return { kind: 'fence-conflict', fence: advance.fence };
-          aboveFence = advance.fence;
           continue;
         case 'unavailable':
           return { kind: 'sink-unavailable', sinkCode: advance.sinkCode };

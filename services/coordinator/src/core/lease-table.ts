@@ -132,18 +132,13 @@ export class LeaseTable {
     return { kind: 'held', holder: this.#view(latest, nowMs), remainingMs: Math.ceil(latest.expiresAtMs - nowMs) };
   }
 
-  /**
-   * L6: the token to reserve next — above every token reserved or granted
-   * here and above every sink fence learned, including `aboveFence`.
-   */
-  nextToken(resource: string, aboveFence = 0n): bigint {
+  /** L6: the token to reserve next — above every token reserved or granted here and every sink fence learned. */
+  nextToken(resource: string): bigint {
     const entry = this.#resources.get(resource);
-    let floor = aboveFence;
-    if (entry) {
-      if (entry.reserved > floor) floor = entry.reserved;
-      if (entry.sinkFence > floor) floor = entry.sinkFence;
-      if (entry.latest && entry.latest.token > floor) floor = entry.latest.token;
-    }
+    if (!entry) return 1n;
+    let floor = entry.reserved;
+    if (entry.sinkFence > floor) floor = entry.sinkFence;
+    if (entry.latest && entry.latest.token > floor) floor = entry.latest.token;
     return floor + 1n;
   }
 
