@@ -16,7 +16,9 @@ import {
   silentLogger,
   splitHostPort,
   startGrpcServer,
+  StartupError,
   type Logger,
+  type RunningServer,
 } from '@fencer/server-kit';
 import { SERVICE_NAMES, fencing } from '@fencer/proto';
 import { openLevelStore } from './adapters/level-store.js';
@@ -71,8 +73,8 @@ export async function startSink(config: SinkConfig, options: { log?: Logger } = 
   const engine = new SinkEngine(store);
   const authenticator = config.auth.kind === 'insecure' ? insecureAuthenticator : bearerAuthenticator(config.auth.credentials);
   const limits = { ...DEFAULT_LIMITS, maxPayloadBytes: config.maxPayloadBytes };
-  let server;
-  let metricsServer;
+  let server: RunningServer | undefined;
+  let metricsServer: Awaited<ReturnType<typeof serveMetrics>> | undefined;
   try {
     server = await startGrpcServer({
       serviceName: SERVICE_NAMES.sink,
@@ -85,7 +87,9 @@ export async function startSink(config: SinkConfig, options: { log?: Logger } = 
     });
     if (config.metrics !== undefined) {
       const { host, port } = splitHostPort(config.metrics);
-      metricsServer = await serveMetrics(host, port);
+      metricsServer = await serveMetrics(host, port).catch((error: Error) => {
+        throw new StartupError(`cannot serve metrics on ${config.metrics}: ${error.message}`);
+      });
     }
   } catch (error) {
     await server?.stop(0);
@@ -93,16 +97,17 @@ export async function startSink(config: SinkConfig, options: { log?: Logger } = 
     throw error;
   }
   if (config.auth.kind === 'insecure') log.warn('running with --insecure: any caller may advance fences (A1 off)');
+  const grpcServer = server;
   let stopping: Promise<void> | undefined;
-  const running = { server, metricsServer };
   return {
-    address: running.server.address,
-    metricsAddress: running.metricsServer?.address,
+    address: grpcServer.address,
+    metricsAddress: metricsServer?.address,
     storeFailed,
     stop: () =>
       (stopping ??= (async () => {
-        await running.server.stop();
-        await new Promise<void>((resolve) => (running.metricsServer ? running.metricsServer.server.close(() => resolve()) : resolve()));
+        // Calls in progress finish (and get their durable answers) before the store closes.
+        await grpcServer.stop();
+        await new Promise<void>((resolve) => (metricsServer ? metricsServer.server.close(() => resolve()) : resolve()));
         await store.close();
       })()),
   };

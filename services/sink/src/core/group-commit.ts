@@ -179,8 +179,12 @@ export class GroupCommitStore implements SinkStore {
         // A key re-committed in a later batch keeps that newer overlay entry.
         for (const key of batch.keys) if (this.#overlay.get(key)?.batch === batch) this.#overlay.delete(key);
         batch.resolve();
-        this.#onBatch?.({ ops: batch.ops.length });
         this.#flush();
+        try {
+          this.#onBatch?.({ ops: batch.ops.length });
+        } catch {
+          // A metrics hook must never stall or fail the commit pipeline.
+        }
       },
       (error: unknown) => this.#fail(error),
     );
