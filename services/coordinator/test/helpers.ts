@@ -112,7 +112,7 @@ export function writeCredentials(dir: string) {
 /** An in-process coordinator on a FakeClock, talking to `sink` over real gRPC. */
 export async function startTestCoordinator(
   sink: string,
-  options: { fenceOnExpiry?: boolean; credentials?: string; sinkTokenFile?: string; dataDir?: string; clock?: FakeClock; sinkDeadlineMs?: number } = {},
+  options: { fenceOnExpiry?: boolean; credentials?: string; sinkTokenFile?: string; dataDir?: string; clock?: FakeClock; sinkDeadlineMs?: number; metrics?: string } = {},
 ): Promise<{ coordinator: RunningCoordinator; clock: FakeClock; dataDir: string; remove(): void }> {
   const dir = options.dataDir ? null : tempDir('fencer-coordinator-');
   const dataDir = options.dataDir ?? join(dir!.path, 'data');
@@ -125,6 +125,7 @@ export async function startTestCoordinator(
     fenceOnExpiry: options.fenceOnExpiry ?? false,
     requestRetentionMs: 3_600_000,
     sinkDeadlineMs: options.sinkDeadlineMs ?? 2_000,
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   });
   const clock = options.clock ?? new FakeClock();
   const coordinator = await startCoordinator(config, { clock, fenceSweepIntervalMs: 10 });
