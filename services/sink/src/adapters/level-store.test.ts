@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { StartupError } from '@fencer/server-kit';
 import { tempDir } from '@fencer/testkit';
 import { Level } from 'level';
-import { openLevelStore } from './level-store.js';
+import { LevelBackend, openLevelStore } from './level-store.js';
 import { describeStoreContract } from './store-contract.js';
 
 describeStoreContract('LevelDB', async () => {
@@ -70,6 +70,34 @@ describe('LevelDB store opening', () => {
       writeFileSync(file, 'x');
       await expect(openLevelStore(file)).rejects.toBeInstanceOf(StartupError);
     } finally {
+      dir.remove();
+    }
+  });
+});
+
+describe('LevelDB backend writes', () => {
+  // A process kill cannot reveal a missing fsync (the page cache survives
+  // it), so the one thing that makes a batch durable is checked directly.
+  it('F6: every group-commit batch is one LevelDB batch written with sync: true', async () => {
+    const dir = tempDir('fencer-sink-store-');
+    const db = new Level<string, Buffer>(dir.path, { keyEncoding: 'utf8', valueEncoding: 'buffer' });
+    const calls: { ops: number; sync: unknown }[] = [];
+    const batch = db.batch.bind(db) as (ops: unknown[], options: { sync?: boolean }) => Promise<void>;
+    (db as unknown as { batch: typeof batch }).batch = (ops, options) => {
+      calls.push({ ops: ops.length, sync: options?.sync });
+      return batch(ops, options);
+    };
+    try {
+      const backend = new LevelBackend(db);
+      await backend.writeBatch([
+        { kind: 'fence', resource: 'r', record: { fence: 2n, grantId: 'g2' } },
+        { kind: 'result', resource: 'r', resultId: 'x', result: { token: 2n, payload: new Uint8Array([1, 2]) } },
+      ]);
+      expect(calls).toEqual([{ ops: 2, sync: true }]);
+      expect(await backend.readFence('r')).toEqual({ fence: 2n, grantId: 'g2' });
+      expect(await backend.readResult('r', 'x')).toEqual({ token: 2n, payload: Buffer.from([1, 2]) });
+    } finally {
+      await db.close();
       dir.remove();
     }
   });
