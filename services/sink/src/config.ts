@@ -25,7 +25,8 @@ export interface SinkConfig {
   readonly metrics: string | undefined;
 }
 
-interface RawOptions {
+/** Flag values as commander parses them (also what `sinkConfig` takes in-process). */
+export interface SinkOptions {
   listen: string;
   data: string;
   credentials?: string;
@@ -40,7 +41,7 @@ export class ConfigError extends Error {
 }
 
 /** Validates parsed options into a frozen SinkConfig. Throws ConfigError. */
-export function sinkConfig(options: RawOptions): SinkConfig {
+export function sinkConfig(options: SinkOptions): SinkConfig {
   if (options.credentials !== undefined && options.insecure) {
     throw new ConfigError('--credentials and --insecure exclude each other: choose one');
   }
@@ -99,7 +100,7 @@ export function buildSinkCommand(run: (config: SinkConfig) => Promise<void>): Co
     .addOption(new Option('--max-payload-bytes <n>', 'largest accepted payload (V2)').env('FENCER_SINK_MAX_PAYLOAD_BYTES').default(1024 * 1024).argParser(positiveInteger))
     .addOption(new Option('--metrics <host:port>', 'serve Prometheus /metrics here').env('FENCER_SINK_METRICS').argParser(hostPort))
     .showHelpAfterError(false)
-    .action(async (options: RawOptions, cmd: Command) => {
+    .action(async (options: SinkOptions, cmd: Command) => {
       let config: SinkConfig;
       try {
         if (cmd.getOptionValueSource('insecure') === 'env') options.insecure = insecureFromEnv(process.env.FENCER_SINK_INSECURE);

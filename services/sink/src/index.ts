@@ -4,7 +4,7 @@ import { buildSinkCommand } from './config.js';
 import { runSink } from './main.js';
 
 export { startSink, type RunningSink } from './main.js';
-export { sinkConfig, ConfigError, type SinkConfig, type SinkAuth } from './config.js';
+export { sinkConfig, ConfigError, type SinkConfig, type SinkAuth, type SinkOptions } from './config.js';
 
 /** `fencer sink`, as the CLI mounts it. */
 export function sinkCommand(): Command {
