@@ -3,10 +3,13 @@
 // picks a free port, reported back), and a graceful stop.
 import * as grpc from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
-import { HealthImplementation } from 'grpc-health-check';
-import { packageDefinition } from '@fencer/proto';
+import * as protoLoader from '@grpc/proto-loader';
+import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
+import { LOADER_OPTIONS, packageDefinition } from '@fencer/proto';
 import { splitHostPort } from './cli-options.js';
 import type { Logger } from './log.js';
+
+const HEALTH_SERVICE = 'grpc.health.v1.Health';
 
 /** A failure to start that the operator can fix; its message is the whole story. */
 export class StartupError extends Error {
@@ -39,7 +42,12 @@ export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> 
   spec.register(server);
   const health = new HealthImplementation({ '': 'NOT_SERVING', [spec.serviceName]: 'NOT_SERVING' });
   health.addToServer(server);
-  new ReflectionService(packageDefinition).addToServer(server);
+  // Reflect exactly what this server serves: its own service and health,
+  // not the other fencing.v1 service that shares the package definition.
+  new ReflectionService(
+    { ...packageDefinition, ...protoLoader.loadSync(healthProtoPath, LOADER_OPTIONS) },
+    { services: [spec.serviceName, HEALTH_SERVICE] },
+  ).addToServer(server);
 
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(spec.listen, grpc.ServerCredentials.createInsecure(), (error, bound) =>

@@ -91,10 +91,9 @@ describe('standard services', () => {
     expect(await healthStatus(sink.address, SERVICE_NAMES.sink)).toBe('SERVING');
   });
 
-  it('reflection lists fencing.v1.Sink', async () => {
+  it('reflection lists exactly what the sink serves: Sink and health', async () => {
     const services = await reflectedServices(sink.address);
-    expect(services).toContain('fencing.v1.Sink');
-    // (server-kit reflects the fencing.v1 package definition; health is not part of it)
+    expect([...services].sort()).toEqual(['fencing.v1.Sink', 'grpc.health.v1.Health']);
   });
 });
 
