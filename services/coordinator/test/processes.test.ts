@@ -46,7 +46,7 @@ describe('coordinator and sink as real processes', () => {
     const dataDir = join(dir.path, fresh('coordinator'));
     const resource = fresh('restart');
     const first = await startCoordinatorProcess(dataDir, sink.address);
-    const request = acquireReq(resource, 'alice', 300);
+    const request = acquireReq(resource, 'alice', 1_000);
     const granted = ok(await first.api.acquire(request)).lease!;
     first.client.close();
     await sigkill(first.child);
@@ -57,9 +57,9 @@ describe('coordinator and sink as real processes', () => {
     expect(replay.lease).toMatchObject({ token: granted.token, owner_id: 'alice' });
     expect(ok(await second.api.describe(resource)).last_token).toBe(granted.token);
     // L7: the restarted coordinator cannot know how long it was down, so alice keeps a full TTL.
-    expect(refused(await second.api.acquire(acquireReq(resource, 'bob', 300))).reason).toBe('LEASE_HELD');
+    expect(refused(await second.api.acquire(acquireReq(resource, 'bob', 1_000))).reason).toBe('LEASE_HELD');
     const next = await eventually(async () => {
-      const result = await second.api.acquire(acquireReq(resource, 'bob', 300));
+      const result = await second.api.acquire(acquireReq(resource, 'bob', 1_000));
       return result.ok ? result.value.lease! : undefined;
     }, { what: "alice's restored lease to expire" });
     expect(BigInt(next.token)).toBeGreaterThan(BigInt(granted.token));
