@@ -9,3 +9,4 @@ export * from './server.js';
 export * from './cli-options.js';
 export * from './lifecycle.js';
 export * from './spawn.js';
+export * from './server-config.js';

@@ -3,12 +3,12 @@
 // --insecure is given explicitly (A2).
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
-import { CredentialsError, hostPort, positiveInteger, readCredentialsFile, type Credential } from '@fencer/server-kit';
+import { ConfigError, configuredCommand, hostPort, positiveInteger, serverAuth, serverOptions, type ServerAuth } from '@fencer/server-kit';
+
+export { ConfigError };
 
 /** How callers of the coordinator are authenticated: a credentials file (A2), or explicitly not at all. */
-export type CoordinatorAuth =
-  | { readonly kind: 'credentials'; readonly path: string; readonly credentials: readonly Credential[] }
-  | { readonly kind: 'insecure' };
+export type CoordinatorAuth = ServerAuth;
 
 /** A validated, frozen coordinator configuration. */
 export interface CoordinatorConfig {
@@ -44,31 +44,9 @@ interface RawOptions {
   metrics?: string;
 }
 
-/** A configuration the operator must fix; the message is one line. */
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
-
 /** Validates parsed options (reading the credentials and sink token files) into a frozen config. Throws ConfigError. */
 export function coordinatorConfig(options: RawOptions): CoordinatorConfig {
-  if (options.credentials !== undefined && options.insecure) {
-    throw new ConfigError('--credentials and --insecure exclude each other: choose one');
-  }
-  let auth: CoordinatorAuth;
-  if (options.insecure) {
-    auth = Object.freeze({ kind: 'insecure' });
-  } else if (options.credentials !== undefined) {
-    let credentials: Credential[];
-    try {
-      credentials = readCredentialsFile(options.credentials);
-    } catch (error) {
-      if (error instanceof CredentialsError) throw new ConfigError(error.message);
-      throw error;
-    }
-    auth = Object.freeze({ kind: 'credentials', path: options.credentials, credentials: Object.freeze(credentials.map((c) => Object.freeze({ ...c }))) });
-  } else {
-    throw new ConfigError('refusing to start without authentication: give --credentials FILE, or --insecure to run without it (A2)');
-  }
+  const auth = serverAuth(options);
   return Object.freeze({
     listen: options.listen,
     dataDir: options.data,
@@ -101,27 +79,17 @@ export function readSinkToken(path: string): string {
  * one-line error and a non-zero exit; `run` receives the validated config.
  */
 export function buildCoordinatorCommand(run: (config: CoordinatorConfig) => Promise<void>): Command {
-  return new Command('coordinator')
-    .description('the lease service: grants leases with fencing tokens, advancing the sink fence first (L1-L8, R1-R4)')
-    .addOption(new Option('--listen <host:port>', 'gRPC address; port 0 picks a free port').env('FENCER_COORDINATOR_LISTEN').default('127.0.0.1:50052').argParser(hostPort))
-    .addOption(new Option('--data <dir>', 'LevelDB data directory, created when missing').env('FENCER_COORDINATOR_DATA').default('./data/coordinator'))
-    .addOption(new Option('--sink <host:port>', 'address of the sink whose fences this coordinator advances').env('FENCER_COORDINATOR_SINK').default('127.0.0.1:50051').argParser(hostPort))
-    .addOption(new Option('--sink-token-file <file>', "file holding the coordinator's bearer token for the sink").env('FENCER_COORDINATOR_SINK_TOKEN_FILE'))
-    .addOption(new Option('--credentials <file>', 'JSON array of {token, identity, role} for callers of this coordinator').env('FENCER_COORDINATOR_CREDENTIALS'))
-    .addOption(new Option('--insecure', 'accept every caller without authentication (explicit opt-out of A2)').env('FENCER_COORDINATOR_INSECURE'))
-    .addOption(new Option('--fence-on-expiry', 'advance the fence when a lease expires with no successor (L8)').env('FENCER_COORDINATOR_FENCE_ON_EXPIRY'))
-    .addOption(new Option('--request-retention-ms <n>', 'how long request ids are remembered (R3)').env('FENCER_COORDINATOR_REQUEST_RETENTION_MS').default(3_600_000).argParser(positiveInteger))
-    .addOption(new Option('--sink-deadline-ms <n>', 'deadline of each sink call; past it the Acquire fails SINK_UNAVAILABLE').env('FENCER_COORDINATOR_SINK_DEADLINE_MS').default(2_000).argParser(positiveInteger))
-    .addOption(new Option('--metrics <host:port>', 'serve Prometheus /metrics here').env('FENCER_COORDINATOR_METRICS').argParser(hostPort))
-    .showHelpAfterError(false)
-    .action(async (options: RawOptions, cmd: Command) => {
-      let config: CoordinatorConfig;
-      try {
-        config = coordinatorConfig(options);
-      } catch (error) {
-        if (error instanceof ConfigError) cmd.error(`error: ${error.message}`, { code: 'fencer.config' });
-        throw error;
-      }
-      await run(config);
-    });
+  return configuredCommand(
+    new Command('coordinator').description('the lease service: grants leases with fencing tokens, advancing the sink fence first (L1-L8, R1-R4)'),
+    [
+      ...serverOptions('FENCER_COORDINATOR', { listen: '127.0.0.1:50052', data: './data/coordinator' }),
+      new Option('--sink <host:port>', 'address of the sink whose fences this coordinator advances').env('FENCER_COORDINATOR_SINK').default('127.0.0.1:50051').argParser(hostPort),
+      new Option('--sink-token-file <file>', "file holding the coordinator's bearer token for the sink").env('FENCER_COORDINATOR_SINK_TOKEN_FILE'),
+      new Option('--fence-on-expiry', 'advance the fence when a lease expires with no successor (L8)').env('FENCER_COORDINATOR_FENCE_ON_EXPIRY'),
+      new Option('--request-retention-ms <n>', 'how long request ids are remembered (R3)').env('FENCER_COORDINATOR_REQUEST_RETENTION_MS').default(3_600_000).argParser(positiveInteger),
+      new Option('--sink-deadline-ms <n>', 'deadline of each sink call; past it the Acquire fails SINK_UNAVAILABLE').env('FENCER_COORDINATOR_SINK_DEADLINE_MS').default(2_000).argParser(positiveInteger),
+    ],
+    coordinatorConfig,
+    run,
+  );
 }
