@@ -1,6 +1,6 @@
-// The LevelDB LeaseStore: one sublevel per kind of key. Reservations and
-// grants are synced before they resolve (L3, L6); renew/release/fence
-// updates and request collection are not (see LeaseStore for why that is safe).
+// The LevelDB LeaseStore: one sublevel per kind of key. Reservations, grants
+// and TTL changes are synced before they resolve (L3, L6, L4/L7); release and
+// fence updates and request collection are not (see LeaseStore for why that is safe).
 import { mkdirSync } from 'node:fs';
 import { Level } from 'level';
 import { StartupError } from '@fencer/server-kit';
@@ -33,12 +33,16 @@ const UNSYNCED = { sync: false } as const;
 
 /** A LeaseStore in a LevelDB directory (created when missing). One process per directory. */
 export class LevelStore implements LeaseStore {
-  private constructor(
-    private readonly db: Level<string, string>,
-    private readonly counters: Sub,
-    private readonly grants: Sub,
-    private readonly requests: Sub,
-  ) {}
+  readonly #counters: Sub;
+  readonly #grants: Sub;
+  readonly #requests: Sub;
+
+  /** Wraps a Level database with utf8 keys and values; `open` is the way in, tests use this to watch its writes. */
+  constructor(private readonly db: Level<string, string>) {
+    this.#counters = sublevel(db, 'counter');
+    this.#grants = sublevel(db, 'grant');
+    this.#requests = sublevel(db, 'request');
+  }
 
   /**
    * Opens (creating) the store in `dir`. Throws StartupError with a one-line
@@ -60,43 +64,55 @@ export class LevelStore implements LeaseStore {
       }
       throw new StartupError(`cannot open data directory ${dir}: ${cause?.message ?? (error as Error).message}`);
     }
-    return new LevelStore(db, sublevel(db, 'counter'), sublevel(db, 'grant'), sublevel(db, 'request'));
+    return new LevelStore(db);
   }
 
   async load(): Promise<StoredState> {
     const counters = new Map<string, bigint>();
-    for await (const [resource, token] of this.counters.iterator()) counters.set(resource, BigInt(token));
+    for await (const [resource, token] of this.#counters.iterator()) counters.set(resource, BigInt(token));
     const grants: Grant[] = [];
-    for await (const [, value] of this.grants.iterator()) grants.push(decodeGrant(JSON.parse(value) as GrantJson));
+    for await (const [, value] of this.#grants.iterator()) grants.push(decodeGrant(JSON.parse(value) as GrantJson));
     const requests: RequestRecord[] = [];
-    for await (const [, value] of this.requests.iterator()) requests.push(decodeRequest(JSON.parse(value) as RequestJson));
+    for await (const [, value] of this.#requests.iterator()) requests.push(decodeRequest(JSON.parse(value) as RequestJson));
     return { counters, grants, requests };
   }
 
   reserveToken(resource: string, token: bigint): Promise<void> {
-    return this.db.batch([{ type: 'put', sublevel: this.counters, key: resource, value: token.toString() }], SYNCED);
+    return this.db.batch([{ type: 'put', sublevel: this.#counters, key: resource, value: token.toString() }], SYNCED);
   }
 
   recordGrant(grant: Grant, request: RequestRecord): Promise<void> {
     return this.db.batch(
       [
-        { type: 'put', sublevel: this.grants, key: grant.resource, value: JSON.stringify(encodeGrant(grant)) },
-        { type: 'put', sublevel: this.requests, key: request.requestId, value: JSON.stringify(encodeRequest(request)) },
+        this.#grantPut(grant),
+        { type: 'put', sublevel: this.#requests, key: request.requestId, value: JSON.stringify(encodeRequest(request)) },
       ],
       SYNCED,
     );
   }
 
-  updateGrant(grant: Grant): Promise<void> {
-    return this.db.batch([{ type: 'put', sublevel: this.grants, key: grant.resource, value: JSON.stringify(encodeGrant(grant)) }], UNSYNCED);
+  changeTtl(grant: Grant): Promise<void> {
+    return this.#putGrant(grant, SYNCED);
+  }
+
+  endGrant(grant: Grant): Promise<void> {
+    return this.#putGrant(grant, UNSYNCED);
   }
 
   deleteRequests(requestIds: readonly string[]): Promise<void> {
-    return this.db.batch(requestIds.map((key) => ({ type: 'del' as const, sublevel: this.requests, key })), UNSYNCED);
+    return this.db.batch(requestIds.map((key) => ({ type: 'del' as const, sublevel: this.#requests, key })), UNSYNCED);
   }
 
   close(): Promise<void> {
     return this.db.close();
+  }
+
+  #putGrant(grant: Grant, options: typeof SYNCED | typeof UNSYNCED): Promise<void> {
+    return this.db.batch([this.#grantPut(grant)], options);
+  }
+
+  #grantPut(grant: Grant) {
+    return { type: 'put' as const, sublevel: this.#grants, key: grant.resource, value: JSON.stringify(encodeGrant(grant)) };
   }
 }
 

@@ -1,20 +1,43 @@
 // An in-memory LeaseStore for unit tests and as the reference the LevelDB
-// store is checked against (the shared contract suite runs on both).
+// store is checked against (the shared contract suite runs on both). Its
+// medium can simulate power loss, so tests can tell synced from unsynced writes.
 import type { LeaseStore, StoredState } from '../core/store.js';
 import type { Grant, RequestRecord } from '../core/model.js';
 
-/** The "disk" a MemoryStore writes to; survives close() so tests can reopen it. */
+type WriteOp = 'reserve' | 'grant' | 'ttl' | 'end' | 'delete';
+
+/**
+ * The "disk" a MemoryStore writes to; survives close() so tests can reopen
+ * it. The maps are what a reader sees now (LevelDB's page cache); `crash()`
+ * drops everything not yet synced.
+ */
 export class MemoryMedium {
   readonly counters = new Map<string, bigint>();
   readonly grants = new Map<string, Grant>();
   readonly requests = new Map<string, RequestRecord>();
-  /** Every write in order, for tests that check L3's ordering against other effects. */
-  readonly journal: { op: 'reserve' | 'grant' | 'update' | 'delete'; key: string; durable: boolean }[] = [];
+  /** Every write in order, for tests that check L3's ordering and what is synced. */
+  readonly journal: { op: WriteOp; key: string; durable: boolean }[] = [];
   /** When set, the next write rejects with this error (then it clears). */
   failNext: Error | null = null;
+  #synced = { counters: new Map<string, bigint>(), grants: new Map<string, Grant>(), requests: new Map<string, RequestRecord>() };
+
+  /**
+   * Power loss: every write since the last synced one is lost. Like
+   * LevelDB's log, a synced write makes every earlier write durable too.
+   */
+  crash(): void {
+    replace(this.counters, this.#synced.counters);
+    replace(this.grants, this.#synced.grants);
+    replace(this.requests, this.#synced.requests);
+  }
+
+  /** Called by the store after applying a write: a synced one makes the current state durable. */
+  sync(): void {
+    this.#synced = { counters: new Map(this.counters), grants: new Map(this.grants), requests: new Map(this.requests) };
+  }
 }
 
-/** A LeaseStore over a MemoryMedium. Writes are instantly "durable"; a closed store rejects. */
+/** A LeaseStore over a MemoryMedium. Writes marked durable in LeaseStore are synced; a closed store rejects. */
 export class MemoryStore implements LeaseStore {
   #open = true;
 
@@ -30,24 +53,28 @@ export class MemoryStore implements LeaseStore {
   }
 
   async reserveToken(resource: string, token: bigint): Promise<void> {
-    this.#write('reserve', resource, true);
-    this.medium.counters.set(resource, token);
+    this.#write('reserve', resource, true, () => this.medium.counters.set(resource, token));
   }
 
   async recordGrant(grant: Grant, request: RequestRecord): Promise<void> {
-    this.#write('grant', grant.resource, true);
-    this.medium.grants.set(grant.resource, grant);
-    this.medium.requests.set(request.requestId, request);
+    this.#write('grant', grant.resource, true, () => {
+      this.medium.grants.set(grant.resource, grant);
+      this.medium.requests.set(request.requestId, request);
+    });
   }
 
-  async updateGrant(grant: Grant): Promise<void> {
-    this.#write('update', grant.resource, false);
-    this.medium.grants.set(grant.resource, grant);
+  async changeTtl(grant: Grant): Promise<void> {
+    this.#write('ttl', grant.resource, true, () => this.medium.grants.set(grant.resource, grant));
+  }
+
+  async endGrant(grant: Grant): Promise<void> {
+    this.#write('end', grant.resource, false, () => this.medium.grants.set(grant.resource, grant));
   }
 
   async deleteRequests(requestIds: readonly string[]): Promise<void> {
-    this.#write('delete', requestIds.join(','), false);
-    for (const id of requestIds) this.medium.requests.delete(id);
+    this.#write('delete', requestIds.join(','), false, () => {
+      for (const id of requestIds) this.medium.requests.delete(id);
+    });
   }
 
   async close(): Promise<void> {
@@ -58,13 +85,20 @@ export class MemoryStore implements LeaseStore {
     if (!this.#open) throw new Error('store is closed');
   }
 
-  #write(op: 'reserve' | 'grant' | 'update' | 'delete', key: string, durable: boolean): void {
+  #write(op: WriteOp, key: string, durable: boolean, apply: () => void): void {
     this.#check();
     const failure = this.medium.failNext;
     if (failure) {
       this.medium.failNext = null;
       throw failure;
     }
+    apply();
     this.medium.journal.push({ op, key, durable });
+    if (durable) this.medium.sync();
   }
+}
+
+function replace<K, V>(target: Map<K, V>, source: ReadonlyMap<K, V>): void {
+  target.clear();
+  for (const [key, value] of source) target.set(key, value);
 }

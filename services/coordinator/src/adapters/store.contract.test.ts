@@ -92,14 +92,14 @@ describe.each(harnesses)('LeaseStore contract: %s', (_name, make) => {
     expect(state.requests.map((r) => r.requestId).sort()).toEqual(['q1', 'q2', 'q3']);
   });
 
-  it('updateGrant persists renewals, releases and fencing (L4, L5, L8) across reopen', async () => {
+  it('changeTtl and endGrant persist renewals, releases and fencing (L4, L5, L8) across reopen', async () => {
     const store = await start();
     await store.recordGrant(grant({ resource: 'a' }), record({ requestId: 'qa', resource: 'a' }));
     await store.recordGrant(grant({ resource: 'b' }), record({ requestId: 'qb', resource: 'b' }));
     await store.recordGrant(grant({ resource: 'c' }), record({ requestId: 'qc', resource: 'c' }));
-    await store.updateGrant(grant({ resource: 'a', ttlMs: 9_000 }));
-    await store.updateGrant(grant({ resource: 'b', ended: 'released' }));
-    await store.updateGrant(grant({ resource: 'c', ended: 'fenced' }));
+    await store.changeTtl(grant({ resource: 'a', ttlMs: 9_000 }));
+    await store.endGrant(grant({ resource: 'b', ended: 'released' }));
+    await store.endGrant(grant({ resource: 'c', ended: 'fenced' }));
     const state = await (await reopen()).load();
     const byResource = new Map(state.grants.map((g) => [g.resource, g]));
     expect(byResource.get('a')).toEqual(grant({ resource: 'a', ttlMs: 9_000 }));

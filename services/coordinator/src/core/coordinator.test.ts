@@ -261,6 +261,41 @@ describe('L4: Renew', () => {
     expect(reopened.describe('r').lease).toMatchObject({ ttlMs: 5_000, remainingMs: 5_000 });
   });
 
+  it.each([
+    ['longer', 60_000],
+    ['shorter', 200],
+  ])('L4/L7: a %s TTL is synced before the renew is answered, so a crash right after it cannot bring the old TTL back', async (_how, ttlMs) => {
+    const ctx = await setup();
+    const lease = granted(await ctx.core.acquire(req()));
+    const before = ctx.medium.journal.length;
+    expect(await ctx.core.renew({ ...holderOf(lease), ttlMs })).toMatchObject({ kind: 'renewed', lease: { ttlMs, remainingMs: ttlMs } });
+    expect(ctx.medium.journal.slice(before)).toEqual([{ op: 'ttl', key: 'r', durable: true }]);
+    ctx.medium.crash(); // power loss: whatever was not synced is gone
+    const restarted = await ctx.reopen();
+    expect(restarted.describe('r').lease).toEqual({ ...lease, ttlMs, remainingMs: ttlMs });
+  });
+
+  it('L4: a renew that keeps the TTL (0, or the same value) writes nothing at all', async () => {
+    const { core, medium, clock } = await setup();
+    const lease = granted(await core.acquire(req()));
+    const before = medium.journal.length;
+    for (const ttlMs of [0, TTL, 0]) {
+      clock.advance(500);
+      expect(await core.renew({ ...holderOf(lease), ttlMs })).toEqual({ kind: 'renewed', lease: { ...lease, remainingMs: TTL } });
+    }
+    expect(medium.journal.length).toBe(before);
+  });
+
+  it('L4: if the new TTL cannot be written, the renew fails and the lease keeps its old TTL and expiry', async () => {
+    const { core, medium, clock } = await setup();
+    const lease = granted(await core.acquire(req()));
+    clock.advance(400);
+    medium.failNext = new Error('disk full');
+    await expect(core.renew({ ...holderOf(lease), ttlMs: 60_000 })).rejects.toThrow('disk full');
+    expect(core.describe('r').lease).toEqual({ ...lease, remainingMs: TTL - 400 });
+    expect(medium.grants.get('r')?.ttlMs).toBe(TTL);
+  });
+
   it('refuses to renew a released lease (it is over)', async () => {
     const { core } = await setup();
     const lease = granted(await core.acquire(req()));

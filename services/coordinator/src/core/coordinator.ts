@@ -142,13 +142,18 @@ export class Coordinator {
     }
   }
 
-  /** L4. The new TTL is written without sync: after a crash L7 grants a full TTL anyway. */
+  /**
+   * L4. A changed TTL is synced before it is answered, because L7 restores
+   * the stored TTL after a crash and an older, shorter one would cut the
+   * holder short. A renew that keeps the TTL writes nothing: expiry itself is
+   * never stored (L7 recomputes it), so plain heartbeats cost no disk write.
+   */
   renew(params: RenewParams): Promise<RenewOutcome> {
     return this.#resourceLocks.run(params.resource, async () => {
       const decision = this.#table.decideRenew(params);
       switch (decision.kind) {
         case 'renew':
-          await this.deps.store.updateGrant(decision.grant);
+          if (decision.ttlChanged) await this.deps.store.changeTtl(decision.grant);
           return { kind: 'renewed', lease: this.#table.applyRenew(decision) };
         case 'not-holder':
         case 'expired':
@@ -170,7 +175,7 @@ export class Coordinator {
       const decision = this.#table.decideRelease(params);
       switch (decision.kind) {
         case 'release':
-          await this.deps.store.updateGrant(decision.grant);
+          await this.deps.store.endGrant(decision.grant);
           this.#table.applyRelease(decision.grant);
           return { kind: 'released' };
         case 'already-released':
@@ -227,7 +232,7 @@ export class Coordinator {
       }
       // Not synced: if lost, L7 revives the grant for a TTL (its writes are refused anyway) and L8 fences again.
       const fenced: Grant = { ...decision.holder, ended: 'fenced' };
-      await deps.store.updateGrant(fenced);
+      await deps.store.endGrant(fenced);
       this.#table.applyFenced(fenced);
       deps.log.info({ resource, holderToken: String(decision.holder.token), fence: String(fence) }, 'fenced an expired lease');
       return { kind: 'fenced', resource, fence };

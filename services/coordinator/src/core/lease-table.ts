@@ -45,9 +45,9 @@ export type Availability =
   | { readonly kind: 'free' }
   | { readonly kind: 'held'; readonly holder: LeaseView; readonly remainingMs: number };
 
-/** L4's decision. */
+/** L4's decision. `ttlChanged`: the grant's TTL differs from the stored one, which must be made durable first (L7). */
 export type RenewDecision =
-  | { readonly kind: 'renew'; readonly grant: Grant; readonly expiresAtMs: number }
+  | { readonly kind: 'renew'; readonly grant: Grant; readonly expiresAtMs: number; readonly ttlChanged: boolean }
   | { readonly kind: 'not-holder' }
   | { readonly kind: 'expired' };
 
@@ -150,7 +150,7 @@ export class LeaseTable {
     // A released or fenced grant is over too: it cannot be revived (L4).
     if (!isValid(latest, nowMs)) return { kind: 'expired' };
     const ttlMs = params.ttlMs === 0 ? latest.ttlMs : params.ttlMs;
-    return { kind: 'renew', grant: { ...stripExpiry(latest), ttlMs }, expiresAtMs: nowMs + ttlMs };
+    return { kind: 'renew', grant: { ...stripExpiry(latest), ttlMs }, expiresAtMs: nowMs + ttlMs, ttlChanged: ttlMs !== latest.ttlMs };
   }
 
   /** L5: only the latest grant's exact holder releases, expired or not. */
@@ -225,7 +225,7 @@ export class LeaseTable {
     return this.#view(entry.latest, nowMs);
   }
 
-  /** After the renewed grant was written. */
+  /** After a changed TTL was written (an unchanged one needs no write: expiry is never stored). */
   applyRenew(decision: Extract<RenewDecision, { kind: 'renew' }>): LeaseView {
     const entry = this.#latestOf(decision.grant);
     entry.latest = { ...decision.grant, expiresAtMs: decision.expiresAtMs };

@@ -1,7 +1,7 @@
 // The durable-state port of the coordinator. What must survive a crash is
 // the per-resource token counter (L6), each grant together with its request
-// record (L3 step 3, R1) and the latest grant per resource (L7); everything
-// else is rebuilt in memory at start-up.
+// record (L3 step 3, R1) and the latest grant per resource with its current
+// TTL (L7); everything else, expiry included, is rebuilt in memory at start-up.
 import type { Grant, RequestRecord } from './model.js';
 
 /** Everything a store holds, as read once at start-up. */
@@ -31,11 +31,17 @@ export interface LeaseStore {
   /** Durable, one atomic batch: the grant becomes the resource's latest and the request is recorded (L3 step 3). */
   recordGrant(grant: Grant, request: RequestRecord): Promise<void>;
   /**
-   * Not necessarily durable: replaces the resource's latest grant with a
-   * renewed (L4), released (L5) or fenced (L8) version of the same token.
-   * A lost update only makes L7 keep that grant valid one TTL longer.
+   * Durable: replaces the resource's latest grant with the same grant under
+   * a new TTL (L4). Synced because L7 restores the stored TTL: a lost update
+   * could bring back a shorter one and cut the holder short.
    */
-  updateGrant(grant: Grant): Promise<void>;
+  changeTtl(grant: Grant): Promise<void>;
+  /**
+   * Not necessarily durable: replaces the resource's latest grant with its
+   * released (L5) or fenced (L8) version. A lost update only makes L7 keep
+   * that grant valid one TTL longer, and an ended grant is never revived.
+   */
+  endGrant(grant: Grant): Promise<void>;
   /** Not necessarily durable: drops collected request records (R3); lost deletes are redone after a restart. */
   deleteRequests(requestIds: readonly string[]): Promise<void>;
   /** Releases files and locks; further calls reject. */

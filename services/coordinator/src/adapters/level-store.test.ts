@@ -1,0 +1,53 @@
+// A process kill cannot reveal a missing fsync (the page cache survives it),
+// so what makes each LevelStore write durable is checked directly: the
+// writes LeaseStore calls durable are LevelDB batches with sync: true.
+import { describe, expect, it } from 'vitest';
+import { Level } from 'level';
+import { tempDir } from '@fencer/testkit';
+import type { Grant, RequestRecord } from '../core/model.js';
+import { LevelStore } from './level-store.js';
+
+const grant: Grant = { resource: 'r', ownerId: 'alice', incarnation: 1n, token: 1n, ttlMs: 1_000, ended: null };
+const record: RequestRecord = { requestId: 'q', resource: 'r', ownerId: 'alice', incarnation: 1n, ttlMs: 1_000, token: 1n };
+
+describe('LevelStore writes', () => {
+  it('L3/L6/L4: reservations, grants and TTL changes are synced batches; ending a grant and collecting records are not', async () => {
+    const dir = tempDir('fencer-coordinator-store-');
+    const db = new Level<string, string>(dir.path, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+    const calls: { ops: number; sync: unknown }[] = [];
+    const batch = db.batch.bind(db) as (ops: unknown[], options: { sync?: boolean }) => Promise<void>;
+    (db as unknown as { batch: typeof batch }).batch = (ops, options) => {
+      calls.push({ ops: ops.length, sync: options?.sync });
+      return batch(ops, options);
+    };
+    const store = new LevelStore(db);
+    try {
+      const synced: [string, () => Promise<void>][] = [
+        ['reserveToken', () => store.reserveToken('r', 1n)],
+        ['recordGrant', () => store.recordGrant(grant, record)],
+        ['changeTtl', () => store.changeTtl({ ...grant, ttlMs: 9_000 })],
+      ];
+      const unsynced: [string, () => Promise<void>][] = [
+        ['endGrant', () => store.endGrant({ ...grant, ttlMs: 9_000, ended: 'released' })],
+        ['deleteRequests', () => store.deleteRequests(['q'])],
+      ];
+      const seen: Record<string, unknown> = {};
+      for (const [name, write] of [...synced, ...unsynced]) {
+        calls.length = 0;
+        await write();
+        seen[name] = calls.map((c) => c.sync);
+      }
+      expect(seen).toEqual({
+        reserveToken: [true],
+        recordGrant: [true], // one batch: grant and request record land together
+        changeTtl: [true],
+        endGrant: [false],
+        deleteRequests: [false],
+      });
+      expect(await store.load()).toEqual({ counters: new Map([['r', 1n]]), grants: [{ ...grant, ttlMs: 9_000, ended: 'released' }], requests: [] });
+    } finally {
+      await store.close();
+      dir.remove();
+    }
+  });
+});
