@@ -6,7 +6,7 @@ import { Level } from 'level';
 import { StartupError } from '@fencer/server-kit';
 import type { FenceRecord, StoredResult } from '../core/fence-policy.js';
 import { GroupCommitStore, type DurableBackend } from '../core/group-commit.js';
-import type { StoreOp } from '../core/store.js';
+import { resultKey, type StoreOp } from '../core/store.js';
 
 /** On-disk layout version, checked at open so a future layout is never misread. */
 const FORMAT = '1';
@@ -16,8 +16,7 @@ const binarySublevel = (db: Db, name: string) => db.sublevel<string, Buffer>(nam
 type Sublevel = ReturnType<typeof binarySublevel>;
 
 // Values are binary: 8-byte big-endian uint64, then the rest. Keys are
-// UTF-8; a result key is resource NUL result_id, unambiguous because V2
-// forbids control characters in both.
+// UTF-8: a fence's is its resource, a result's is core's resultKey.
 function encodeFence(record: FenceRecord): Buffer {
   const grantId = Buffer.from(record.grantId, 'utf8');
   const value = Buffer.allocUnsafe(8 + grantId.length);
@@ -40,8 +39,6 @@ function encodeResult(result: StoredResult): Buffer {
 function decodeResult(value: Buffer): StoredResult {
   return { token: value.readBigUInt64BE(0), payload: value.subarray(8) };
 }
-
-const resultKey = (resource: string, resultId: string) => `${resource}\u0000${resultId}`;
 
 /** LevelDB underneath a GroupCommitStore. Open it with `openLevelStore`. */
 export class LevelBackend implements DurableBackend {

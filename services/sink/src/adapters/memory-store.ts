@@ -3,7 +3,7 @@
 // back or make them fail, to observe pipelining, durability and fail-stop.
 import type { FenceRecord, StoredResult } from '../core/fence-policy.js';
 import { GroupCommitStore, type DurableBackend } from '../core/group-commit.js';
-import type { StoreOp } from '../core/store.js';
+import { resultKey, type StoreOp } from '../core/store.js';
 
 /** What a crash does not lose: the synced state. Shared by successive stores in a test. */
 export class MemoryDisk {
@@ -33,7 +33,7 @@ export class MemoryBackend implements DurableBackend {
 
   async readResult(resource: string, resultId: string): Promise<StoredResult | undefined> {
     this.#open();
-    return this.disk.results.get(`${resource}\u0000${resultId}`);
+    return this.disk.results.get(resultKey(resource, resultId));
   }
 
   writeBatch(ops: readonly StoreOp[]): Promise<void> {
@@ -76,7 +76,7 @@ export class MemoryBackend implements DurableBackend {
   #apply(ops: readonly StoreOp[]): void {
     for (const op of ops) {
       if (op.kind === 'fence') this.disk.fences.set(op.resource, op.record);
-      else this.disk.results.set(`${op.resource}\u0000${op.resultId}`, op.result);
+      else this.disk.results.set(resultKey(op.resource, op.resultId), op.result);
     }
   }
 

@@ -1,7 +1,8 @@
 // Group commit under a hand-cranked disk: what is in flight, what waits,
 // what a crash loses, and fail-stop (F6).
 import { describe, expect, it } from 'vitest';
-import { MemoryDisk, memoryStore } from '../adapters/memory-store.js';
+import { MemoryBackend, MemoryDisk, memoryStore } from '../adapters/memory-store.js';
+import { GroupCommitStore } from './group-commit.js';
 import { StoreFailedError, type StoreOp } from './store.js';
 
 const fenceOp = (resource: string, fence: bigint): StoreOp => ({ kind: 'fence', resource, record: { fence, grantId: `g${fence}` } });
@@ -104,5 +105,71 @@ describe('GroupCommitStore', () => {
     await turn();
     expect(closed.settled).toBe(true);
     expect(disk.fences.get('r')?.fence).toBe(1n);
+  });
+
+  it('every close() waits for the pending batches, not only the first', async () => {
+    const disk = new MemoryDisk();
+    const { store, backend } = memoryStore(disk, { manualSync: true });
+    void store.commit([fenceOp('r', 1n)]);
+    const first = tracked(store.close());
+    const second = tracked(store.close());
+    await turn();
+    expect([first.settled, second.settled]).toEqual([false, false]);
+    backend.syncNext();
+    await turn();
+    expect([first.settled, second.settled]).toEqual([true, true]);
+    expect(disk.fences.get('r')?.fence).toBe(1n);
+  });
+
+  it('an empty commit settles with what is pending, and at once when nothing is', async () => {
+    const { store, backend } = memoryStore(new MemoryDisk(), { manualSync: true });
+    const idle = tracked(store.commit([]));
+    await turn();
+    expect(idle.settled).toBe(true);
+    void store.commit([fenceOp('r', 1n)]);
+    const empty = tracked(store.commit([]));
+    await turn();
+    expect(empty.settled).toBe(false);
+    backend.syncNext();
+    await turn();
+    expect(empty).toEqual({ settled: true, error: undefined });
+    expect(store.stats.batches).toBe(1);
+  });
+
+  it('F2: a commit with an op that cannot be keyed stores none of its ops', async () => {
+    const { store } = memoryStore();
+    // A NUL in a resource would let two (resource, result_id) pairs share a key (S6).
+    const bad: StoreOp = { kind: 'result', resource: 'a\u0000b', resultId: 'c', result: { token: 1n, payload: new Uint8Array([1]) } };
+    await expect(store.commit([fenceOp('r', 1n), bad])).rejects.toBeInstanceOf(TypeError);
+    expect(await store.fence('r')).toBeUndefined();
+    expect(store.stats).toMatchObject({ commits: 0, pending: 0, batches: 0 });
+    await expect(store.result('a\u0000b', 'c')).rejects.toBeInstanceOf(TypeError);
+    // The store is not failed by a bug in one call.
+    await store.commit([fenceOp('r', 2n)]);
+    expect((await store.durableFence('r'))?.fence).toBe(2n);
+  });
+
+  it('a throwing onBatchDurable hook neither stalls nor fails the pipeline', async () => {
+    const backend = new MemoryBackend(new MemoryDisk(), { manualSync: true });
+    let calls = 0;
+    const store = new GroupCommitStore(backend, {
+      onBatchDurable: () => {
+        calls++;
+        throw new Error('metrics exporter is broken');
+      },
+    });
+    const first = tracked(store.commit([fenceOp('r', 1n)]));
+    const second = tracked(store.commit([fenceOp('q', 1n)]));
+    await turn();
+    backend.syncNext();
+    await turn();
+    backend.syncNext();
+    await turn();
+    expect([first, second]).toEqual([{ settled: true, error: undefined }, { settled: true, error: undefined }]);
+    expect(calls).toBe(2);
+    const third = tracked(store.commit([fenceOp('z', 1n)]));
+    backend.syncNext();
+    await turn();
+    expect(third).toEqual({ settled: true, error: undefined });
   });
 });

@@ -4,7 +4,7 @@
 // once, so a decision taken under a resource lock sees every earlier one even
 // before it is durable.
 import type { FenceRecord, StoredResult } from './fence-policy.js';
-import { StoreFailedError, type SinkStore, type StoreOp } from './store.js';
+import { StoreFailedError, resultKey, type SinkStore, type StoreOp } from './store.js';
 
 /** Durable storage underneath a GroupCommitStore (LevelDB, or memory in tests). */
 export interface DurableBackend {
@@ -40,11 +40,11 @@ interface Pending {
   readonly batch: Batch;
 }
 
-// V2 forbids control characters in resource and result_id, so NUL cannot
-// occur inside either and the joined key is unambiguous.
-const fenceKey = (resource: string) => `f\u0000${resource}`;
-const resultKey = (resource: string, resultId: string) => `r\u0000${resource}\u0000${resultId}`;
-const opKey = (op: StoreOp) => (op.kind === 'fence' ? fenceKey(op.resource) : resultKey(op.resource, op.resultId));
+// One overlay for both kinds: the first character keeps a fence key apart
+// from every result key, whatever the resource holds.
+const fenceKey = (resource: string) => `f${resource}`;
+const overlayResultKey = (resource: string, resultId: string) => `r${resultKey(resource, resultId)}`;
+const opKey = (op: StoreOp) => (op.kind === 'fence' ? fenceKey(op.resource) : overlayResultKey(op.resource, op.resultId));
 
 function newBatch(): Batch {
   let resolve!: () => void;
@@ -71,6 +71,7 @@ export class GroupCommitStore implements SinkStore {
   #inFlight: Batch | undefined;
   #failure: StoreFailedError | undefined;
   #closed = false;
+  #closing: Promise<void> | undefined;
   #reportFailure!: (error: Error) => void;
   readonly #failed = new Promise<Error>((resolve) => (this.#reportFailure = resolve));
   readonly #onBatch: ((info: { ops: number }) => void) | undefined;
@@ -94,24 +95,29 @@ export class GroupCommitStore implements SinkStore {
 
   async result(resource: string, resultId: string): Promise<StoredResult | undefined> {
     this.#check();
-    const pending = this.#overlay.get(resultKey(resource, resultId));
+    const pending = this.#overlay.get(overlayResultKey(resource, resultId));
     if (pending) return pending.value as StoredResult;
     return this.#read(() => this.#backend.readResult(resource, resultId));
   }
 
   commit(ops: readonly StoreOp[]): Promise<void> {
+    let keys: string[];
     try {
       this.#check();
+      // Every key first: an op that cannot be keyed must not leave the
+      // ops before it committed (all of one commit or none, F2).
+      keys = ops.map(opKey);
     } catch (error) {
       return Promise.reject(error);
     }
+    // Nothing to make durable; an empty batch would never be flushed.
+    if (ops.length === 0) return this.settled();
     const batch = this.#open;
-    for (const op of ops) {
-      const key = opKey(op);
+    ops.forEach((op, i) => {
       batch.ops.push(op);
-      batch.keys.push(key);
-      this.#overlay.set(key, { value: op.kind === 'fence' ? op.record : op.result, batch });
-    }
+      batch.keys.push(keys[i]!);
+      this.#overlay.set(keys[i]!, { value: op.kind === 'fence' ? op.record : op.result, batch });
+    });
     this.#stats.commits++;
     this.#flush();
     return batch.durable;
@@ -138,7 +144,7 @@ export class GroupCommitStore implements SinkStore {
 
   async durableResult(resource: string, resultId: string): Promise<StoredResult | undefined> {
     this.#check();
-    const pending = this.#overlay.get(resultKey(resource, resultId));
+    const pending = this.#overlay.get(overlayResultKey(resource, resultId));
     if (pending) {
       await pending.batch.durable;
       return pending.value as StoredResult;
@@ -150,14 +156,18 @@ export class GroupCommitStore implements SinkStore {
     return this.#failed;
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    try {
-      await this.settled();
-    } finally {
-      await this.#backend.close();
-    }
+  close(): Promise<void> {
+    // Every caller waits for the same drain: a second close() must not
+    // report the storage released while a batch is still being synced.
+    this.#closing ??= (async () => {
+      this.#closed = true;
+      try {
+        await this.settled();
+      } finally {
+        await this.#backend.close();
+      }
+    })();
+    return this.#closing;
   }
 
   #flush(): void {

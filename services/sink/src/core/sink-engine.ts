@@ -58,6 +58,14 @@ export class SinkEngine {
 
   constructor(private readonly store: SinkStore) {}
 
+  /**
+   * Resources with a decision running or queued; 0 once idle, because
+   * nothing is kept per resource or per write after it is decided.
+   */
+  get busyResources(): number {
+    return this.#lock.activeKeys;
+  }
+
   /** F1–F3, F6: stores the result iff token == fence, idempotently on result_id. */
   write(command: WriteCommand): Promise<WriteOutcome> {
     return this.#serialized(command.resource, async (): Promise<Decided<WriteOutcome>> => {

@@ -23,6 +23,7 @@ export interface SinkStore {
    * Makes `ops` visible to the reads above before returning (synchronously),
    * and resolves once they are durable (fsynced). Batches become durable in
    * the order they were committed. Rejects with StoreFailedError on I/O error.
+   * All ops or none: ops that cannot be stored reject the whole call.
    */
   commit(ops: readonly StoreOp[]): Promise<void>;
   /** Resolves once everything committed before this call is durable; rejects if the store failed. */
@@ -33,8 +34,19 @@ export interface SinkStore {
   durableResult(resource: string, resultId: string): Promise<StoredResult | undefined>;
   /** Resolves with the cause once the store has failed; never rejects. */
   whenFailed(): Promise<Error>;
-  /** Waits for pending batches, then releases the storage. Later calls reject. */
+  /** Waits for pending batches, then releases the storage; idempotent (every call waits). Later calls reject. */
   close(): Promise<void>;
+}
+
+/**
+ * The one key of a (resource, result_id) pair, in memory and on disk:
+ * resource NUL result_id. It is unambiguous only because V2 forbids control
+ * characters in resource, so a NUL here is a bug that would let two pairs
+ * share one key (S6): it throws TypeError instead.
+ */
+export function resultKey(resource: string, resultId: string): string {
+  if (resource.includes('\u0000')) throw new TypeError('a resource containing NUL reached the store (V2 forbids it)');
+  return `${resource}\u0000${resultId}`;
 }
 
 /** The store hit an I/O error (or is closed); nothing it holds in memory may be answered from. */
