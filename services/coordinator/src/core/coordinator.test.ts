@@ -196,6 +196,34 @@ describe('R3: request records are kept for the retention, then collected', () =>
     expect(granted(await ctx.core.acquire(request)).token).toBeGreaterThan(lease.token);
   });
 
+  it("R1 over R3: a record whose grant is still the valid lease is kept past retention, so the holder's retry is replayed, never LEASE_HELD", async () => {
+    const ctx = await setup({ retentionMs: 10_000 });
+    const request = req();
+    const lease = granted(await ctx.core.acquire(request));
+    for (let elapsedMs = 0; elapsedMs < 12_000; elapsedMs += 900) {
+      ctx.clock.advance(900);
+      expect((await ctx.core.renew({ ...holderOf(lease), ttlMs: 0 })).kind).toBe('renewed');
+    }
+    expect(await ctx.core.collectRequests()).toBe(0);
+    expect(await ctx.core.acquire(request)).toEqual({ kind: 'replayed', lease: { ...lease, remainingMs: TTL } }); // renewed just now
+    expect(ctx.medium.requests.has(request.requestId)).toBe(true);
+
+    // Once the lease is over, the retention that has long passed applies.
+    await ctx.core.release(holderOf(lease));
+    expect(await ctx.core.collectRequests()).toBe(1);
+    expect(ctx.medium.requests.has(request.requestId)).toBe(false);
+  });
+
+  it('R3: a request id past retention is new again even when its old resource is held by someone else', async () => {
+    const ctx = await setup({ retentionMs: 10_000 });
+    const request = req();
+    granted(await ctx.core.acquire(request));
+    ctx.clock.advance(10_000);
+    const bob = granted(await ctx.core.acquire(req({ ownerId: 'bob', ttlMs: 60_000 })));
+    const outcome = await ctx.core.acquire(request);
+    expect(outcome).toMatchObject({ kind: 'held', holder: { ownerId: 'bob', token: bob.token } });
+  });
+
   it('counts retention from the restart after a reopen (kept longer, never shorter)', async () => {
     const ctx = await setup({ retentionMs: 10_000 });
     const request = req();

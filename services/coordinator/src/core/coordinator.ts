@@ -97,11 +97,8 @@ export class Coordinator {
         return { kind: 'replayed', lease: lookup.lease };
       case 'reused':
         return { kind: 'request-id-reused', requestId: params.requestId };
-      case 'collectable':
-        await deps.store.deleteRequests([params.requestId]);
-        this.#table.forgetRequest(params.requestId);
-        break;
       case 'new':
+        // A record past retention is simply overwritten by this grant's (or collected by the sweep).
         break;
       default:
         return unreachable(lookup);

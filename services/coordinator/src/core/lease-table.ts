@@ -32,13 +32,12 @@ interface HeldRecord {
 
 /** R1's lookup of an Acquire's request id. */
 export type RequestLookup =
+  /** Never seen, or its record is past retention (R3) and may be overwritten. */
   | { readonly kind: 'new' }
   /** Same parameters: answer the recorded grant (remainingMs computed now, 0 once it is over). */
   | { readonly kind: 'replay'; readonly lease: LeaseView }
   /** Same request id, different parameters (R2). */
-  | { readonly kind: 'reused'; readonly recorded: RequestRecord }
-  /** A record past its retention (R3): the caller drops it and proceeds as new. */
-  | { readonly kind: 'collectable' };
+  | { readonly kind: 'reused' };
 
 /** L2's check. `remainingMs` is rounded up: retrying earlier is pointless. */
 export type Availability =
@@ -107,16 +106,15 @@ export class LeaseTable {
   /** R1/R2/R3: what the request id says, before any other rule is consulted. */
   lookupRequest(params: AcquireParams): RequestLookup {
     const held = this.#requests.get(params.requestId);
-    if (!held) return { kind: 'new' };
     const nowMs = this.clock.nowMs();
-    if (nowMs - held.sinceMs >= this.requestRetentionMs) return { kind: 'collectable' };
+    if (!held || this.#pastRetention(held, nowMs)) return { kind: 'new' };
     const recorded = held.record;
     const same =
       recorded.resource === params.resource &&
       recorded.ownerId === params.ownerId &&
       recorded.incarnation === params.incarnation &&
       recorded.ttlMs === params.ttlMs;
-    if (!same) return { kind: 'reused', recorded };
+    if (!same) return { kind: 'reused' };
     const latest = this.#resources.get(recorded.resource)?.latest;
     if (latest && latest.token === recorded.token) return { kind: 'replay', lease: this.#view(latest, nowMs) };
     // Superseded: a later grant exists, so this one is over (remaining 0).
@@ -190,14 +188,14 @@ export class LeaseTable {
   collectableRequests(): string[] {
     const nowMs = this.clock.nowMs();
     const ids: string[] = [];
-    for (const [id, held] of this.#requests) if (nowMs - held.sinceMs >= this.requestRetentionMs) ids.push(id);
+    for (const [id, held] of this.#requests) if (this.#pastRetention(held, nowMs)) ids.push(id);
     return ids;
   }
 
   /** True if `requestId` is recorded and past retention (re-checked under its lock before deleting). */
   isCollectable(requestId: string): boolean {
     const held = this.#requests.get(requestId);
-    return held !== undefined && this.clock.nowMs() - held.sinceMs >= this.requestRetentionMs;
+    return held !== undefined && this.#pastRetention(held, this.clock.nowMs());
   }
 
   /** After `store.reserveToken` succeeded. */
@@ -258,6 +256,19 @@ export class LeaseTable {
   /** After the record's deletion was written (R3). */
   forgetRequest(requestId: string): void {
     this.#requests.delete(requestId);
+  }
+
+  /**
+   * R3, bounded by R1: retention has run out and the record's grant is no
+   * longer the valid lease of its resource. A holder's retry is thus never
+   * answered LEASE_HELD however long its lease is renewed, and at most one
+   * record per resource outlives the retention. Once over, a grant never
+   * becomes valid again in this process (L4), so the answer cannot flip back.
+   */
+  #pastRetention(held: HeldRecord, nowMs: number): boolean {
+    if (nowMs - held.sinceMs < this.requestRetentionMs) return false;
+    const latest = this.#resources.get(held.record.resource)?.latest;
+    return !(latest && latest.token === held.record.token && isValid(latest, nowMs));
   }
 
   #state(resource: string): ResourceState {
