@@ -1,6 +1,6 @@
 // Real `fencer sink` processes: SIGKILL in the middle of a stream of writes
 // and fence advances, then a restart on the same data directory (F6, S5);
-// the data directory lock; a clean SIGTERM stop.
+// the data directory lock; a clean SIGTERM stop under load.
 //
 // What a process kill can and cannot show: it proves acknowledged writes and
 // fences are on disk and that a batch is never torn, but the kernel's page
@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { remoteFailure } from '@fencer/proto';
 import { eventually, runFencer, startFencer, stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
-import { readOrMissing, sinkClient, type TestSinkClient } from './helpers.js';
+import { readOrMissing, sinkClient, writeOutcome, type TestSinkClient } from './helpers.js';
 
 const started: FencerProcess[] = [];
 const dirs: ReturnType<typeof tempDir>[] = [];
@@ -147,21 +147,44 @@ describe('fencer sink process lifecycle', () => {
     }
   });
 
-  it('SIGTERM stops the sink with exit code 0 and its data survives the restart', async () => {
+  it('SIGTERM under load: exit 0, every write answered APPLIED or UNAVAILABLE, every APPLIED one survives the restart', async () => {
     const dataDir = newDir();
     const first = await sink(dataDir);
-    const client = sinkClient(first.address);
-    await client.advance({ resource: 'r', token: '4', grant_id: 'g4' });
-    await client.write({ resource: 'r', token: '4', result_id: 'x', payload: Buffer.from('kept') });
-    client.close();
+    const coordinator = sinkClient(first.address);
+    await coordinator.advance({ resource: 'r', token: '4', grant_id: 'g4' });
+    const workers = Array.from({ length: 4 }, () => sinkClient(first.address));
+    const answers: { resultId: string; outcome: string }[] = [];
+    // Each worker keeps writing through the shutdown until it is refused, so
+    // calls arrive before, during and after the server stops taking them.
+    const streams = workers.map(async (client, w) => {
+      for (let i = 0; ; i++) {
+        const resultId = `w${w}-${i}`;
+        const { outcome } = await writeOutcome(client.write({ resource: 'r', token: '4', result_id: resultId, payload: payloadFor(resultId) }));
+        answers.push({ resultId, outcome });
+        if (outcome !== 'APPLIED') return;
+      }
+    });
+    await eventually(() => (answers.length >= 100 ? true : undefined), { timeoutMs: 20_000, what: '100 answered writes' });
     first.kill('SIGTERM');
     expect(await first.exited).toEqual({ code: 0, signal: null });
+    await Promise.all(streams);
+    for (const client of [coordinator, ...workers]) client.close();
 
+    // A stopping sink refuses cleanly: UNAVAILABLE (from the transport, or
+    // with its reason from a store already closing), never INTERNAL or a
+    // protocol refusal. Each worker stops at its first refusal.
+    const refused = answers.filter((a) => a.outcome !== 'APPLIED').map((a) => a.outcome);
+    expect(refused).toHaveLength(workers.length);
+    for (const outcome of refused) expect(['code 14', 'UNAVAILABLE']).toContain(outcome);
     const second = await sink(dataDir);
     const reader = sinkClient(second.address);
     try {
       expect(await reader.getFence('r')).toEqual({ fence: '4' });
-      expect(await reader.read('r', 'x')).toEqual({ payload: Buffer.from('kept'), token: '4' });
+      for (const { resultId } of answers.filter((a) => a.outcome === 'APPLIED')) {
+        const found = await readOrMissing(reader, 'r', resultId);
+        expect(found?.token, resultId).toBe('4');
+        expect(found!.payload.equals(payloadFor(resultId))).toBe(true);
+      }
     } finally {
       reader.close();
     }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger, startGrpcServer, DEFAULT_LIMITS, insecureAuthenticator } from '@fencer/server-kit';
 import { fencing, SERVICE_NAMES } from '@fencer/proto';
-import { tempDir } from '@fencer/testkit';
+import { eventually, tempDir } from '@fencer/testkit';
 import { startSink, sinkConfig, type RunningSink } from '../src/index.js';
 import { memoryStore } from '../src/adapters/memory-store.js';
 import { SinkEngine } from '../src/core/sink-engine.js';
@@ -56,6 +56,34 @@ describe('Sink RPCs', () => {
     expect(await coordinator.advance({ resource: 'max', token: max, grant_id: 'g' })).toEqual({ fence: max });
     expect(await worker.write({ resource: 'max', token: max, result_id: 'x', payload: Buffer.from('p') })).toEqual({ outcome: 'APPLIED', fence: max });
     expect((await worker.read('max', 'x')).token).toBe(max);
+  });
+
+  it('an empty payload is a payload: APPLIED, read back empty, REPLAYED, and distinct from any other (F3)', async () => {
+    await coordinator.advance({ resource: 'empty', token: '1', grant_id: 'g1' });
+    expect(await worker.write({ resource: 'empty', token: '1', result_id: 'x', payload: Buffer.alloc(0) })).toEqual({ outcome: 'APPLIED', fence: '1' });
+    expect(await worker.read('empty', 'x')).toEqual({ payload: Buffer.alloc(0), token: '1' });
+    expect((await worker.write({ resource: 'empty', token: '1', result_id: 'x', payload: Buffer.alloc(0) })).outcome).toBe('REPLAYED');
+    const conflict = await failureOf(worker.write({ resource: 'empty', token: '1', result_id: 'x', payload: Buffer.from([0]) }));
+    expect([conflict.code, conflict.reason]).toEqual([CODE.ALREADY_EXISTS, 'RESULT_CONFLICT']);
+  });
+
+  it('ids are exact Unicode: 512 bytes of 4-byte characters fit (V2), and NFC and NFD spellings stay apart', async () => {
+    const astral = '\u{1F9EA}'.repeat(128); // 128 characters, 256 UTF-16 units, 512 UTF-8 bytes
+    await coordinator.advance({ resource: astral, token: '1', grant_id: astral });
+    expect((await worker.write({ resource: astral, token: '1', result_id: astral, payload: Buffer.from('astral') })).outcome).toBe('APPLIED');
+    expect(await worker.read(astral, astral)).toEqual({ payload: Buffer.from('astral'), token: '1' });
+    expect(await coordinator.advance({ resource: astral, token: '1', grant_id: astral })).toEqual({ fence: '1' });
+
+    const nfc = 'caf\u00e9';
+    const nfd = 'cafe\u0301';
+    await coordinator.advance({ resource: nfc, token: '1', grant_id: 'g1' });
+    expect(await worker.getFence(nfd)).toEqual({ fence: '0' });
+    await coordinator.advance({ resource: nfd, token: '2', grant_id: 'g2' });
+    expect((await worker.write({ resource: nfc, token: '1', result_id: nfd, payload: Buffer.from('nfc/nfd') })).outcome).toBe('APPLIED');
+    expect((await worker.write({ resource: nfc, token: '1', result_id: nfc, payload: Buffer.from('nfc/nfc') })).outcome).toBe('APPLIED');
+    expect((await worker.read(nfc, nfd)).payload).toEqual(Buffer.from('nfc/nfd'));
+    expect((await worker.read(nfc, nfc)).payload).toEqual(Buffer.from('nfc/nfc'));
+    expect(await readOrMissing(worker, nfd, nfd)).toBeUndefined();
   });
 
   it('every refusal carries its code, reason and the current fence', async () => {
@@ -173,11 +201,16 @@ describe('validation of every field (V1, V2)', () => {
     { name: 'Write token 0', field: 'token', call: () => worker.write({ resource: 'v', token: '0', result_id: 'new', payload: Buffer.from('p') }) },
     { name: 'Write empty result_id', field: 'result_id', call: () => worker.write({ resource: 'v', token: '1', result_id: '', payload: Buffer.from('p') }) },
     { name: 'Write result_id with a control character', field: 'result_id', call: () => worker.write({ resource: 'v', token: '1', result_id: 'new\u001b', payload: Buffer.from('p') }) },
+    { name: 'Write resource with NUL', field: 'resource', call: () => worker.write({ resource: 'v\u0000new', token: '1', result_id: 'x', payload: Buffer.from('p') }) },
+    { name: 'Write result_id with NUL', field: 'result_id', call: () => worker.write({ resource: 'v', token: '1', result_id: 'new\u0000x', payload: Buffer.from('p') }) },
     { name: 'Write result_id over 512 bytes', field: 'result_id', call: () => worker.write({ resource: 'v', token: '1', result_id: long, payload: Buffer.from('p') }) },
     { name: 'Write payload over 1 MiB', field: 'payload', call: () => worker.write({ resource: 'v', token: '1', result_id: 'new', payload: Buffer.alloc(MiB + 1, 1) }) },
     { name: 'Read empty resource', field: 'resource', call: () => worker.read('', 'x') },
     { name: 'Read result_id with a control character', field: 'result_id', call: () => worker.read('v', 'x\u007f') },
     { name: 'Read empty result_id', field: 'result_id', call: () => worker.read('v', '') },
+    { name: 'Read resource with NUL', field: 'resource', call: () => worker.read('v\u0000x', 'x') },
+    { name: 'AdvanceFence grant_id with NUL', field: 'grant_id', call: () => coordinator.advance({ resource: 'v', token: '5', grant_id: 'g\u00005' }) },
+    { name: 'GetFence resource with NUL', field: 'resource', call: () => worker.getFence('v\u0000') },
     { name: 'GetFence empty resource', field: 'resource', call: () => worker.getFence('') },
     { name: 'GetFence resource over 512 bytes', field: 'resource', call: () => worker.getFence(long) },
   ];
@@ -228,7 +261,44 @@ describe('a sink configured with a smaller payload limit, without auth', () => {
 });
 
 describe('storage failure', () => {
-  it('fail-stop: a failed commit is answered UNAVAILABLE, never OK, and so is every later call', async () => {
+  it('fail-stop: calls waiting on a batch that fails are UNAVAILABLE (never OK, never a refusal), and so is every later call', async () => {
+    const { store, backend } = memoryStore(undefined, { manualSync: true });
+    const server = await startGrpcServer({
+      serviceName: SERVICE_NAMES.sink,
+      listen: '127.0.0.1:0',
+      register: (s) => s.addService(fencing.Sink.service, sinkHandlers(new SinkEngine(store), { authenticator: insecureAuthenticator, log: silentLogger, limits: DEFAULT_LIMITS })),
+      maxReceiveMessageBytes: 4 * MiB,
+      log: silentLogger,
+    });
+    const client = sinkClient(server.address);
+    const batchWaiting = () => eventually(() => (backend.waitingBatches > 0 ? true : undefined), { what: 'a batch waiting for its sync' });
+    try {
+      const first = client.advance({ resource: 'r', token: '1', grant_id: 'g1' });
+      await batchWaiting();
+      backend.syncNext();
+      expect(await first).toEqual({ fence: '1' });
+
+      // The advance to 2 is in flight; a stale write rests on it (F1), a
+      // token-2 write is committed behind it (F6 pipelining).
+      const advance = client.advance({ resource: 'r', token: '2', grant_id: 'g2' });
+      await batchWaiting();
+      const stale = client.write({ resource: 'r', token: '1', result_id: 'old', payload: Buffer.from('p') });
+      const applied = client.write({ resource: 'r', token: '2', result_id: 'new', payload: Buffer.from('p') });
+      await eventually(() => (store.stats.commits === 3 ? true : undefined), { what: 'the token-2 write to be committed' });
+      backend.failNext();
+      for (const call of [advance, stale, applied, client.getFence('r'), client.read('r', 'new')]) {
+        const failure = await failureOf(call);
+        expect([failure.code, failure.reason]).toEqual([CODE.UNAVAILABLE, 'UNAVAILABLE']);
+      }
+      expect(backend.disk.fences.get('r')?.fence).toBe(1n);
+      expect(backend.disk.results.size).toBe(0);
+    } finally {
+      client.close();
+      await server.stop();
+    }
+  });
+
+  it('fail-stop: a failed read is answered UNAVAILABLE, and so is every later call', async () => {
     const { store, backend } = memoryStore();
     const server = await startGrpcServer({
       serviceName: SERVICE_NAMES.sink,

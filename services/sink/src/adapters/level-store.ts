@@ -81,7 +81,8 @@ export class LevelBackend implements DurableBackend {
 /**
  * Opens (creating when missing) the LevelDB store in `dir`. Throws
  * StartupError with a one-line reason: directory unusable, in use by another
- * process (LevelDB's LOCK), or of an unknown format.
+ * process (LevelDB's LOCK), of an unknown format, or holding another
+ * database; it then leaves nothing open behind.
  */
 export async function openLevelStore(
   dir: string,
@@ -100,13 +101,30 @@ export async function openLevelStore(
     if (cause?.code === 'LEVEL_LOCKED') throw new StartupError(`data directory ${dir} is in use by another process (LevelDB lock)`);
     throw new StartupError(`cannot open data directory ${dir}: ${cause?.message ?? (error as Error).message}`);
   }
+  try {
+    await checkFormat(db, dir);
+  } catch (error) {
+    // Release the LOCK, so the refusal leaves nothing open behind.
+    await db.close();
+    throw error;
+  }
+  return { store: new GroupCommitStore(new LevelBackend(db), options), db };
+}
+
+/**
+ * Stamps an empty database with FORMAT, or checks the stamp. A database with
+ * keys but no stamp is not the sink's (another service's data directory,
+ * say): reading it as an empty sink would drop every fence to 0, so it is
+ * refused rather than written into.
+ */
+async function checkFormat(db: Db, dir: string): Promise<void> {
   const meta = db.sublevel<string, string>('meta', { keyEncoding: 'utf8', valueEncoding: 'utf8' });
   const format = await meta.get('format');
   if (format === undefined) {
+    const anyKey = await db.keys({ limit: 1 }).all();
+    if (anyKey.length > 0) throw new StartupError(`data directory ${dir} holds a database that is not the sink's (no sink format stamp)`);
     await db.batch([{ type: 'put', sublevel: meta, key: 'format', value: FORMAT }], { sync: true });
   } else if (format !== FORMAT) {
-    await db.close();
     throw new StartupError(`data directory ${dir} holds sink data of format ${format}; this build reads format ${FORMAT}`);
   }
-  return { store: new GroupCommitStore(new LevelBackend(db), options), db };
 }
