@@ -44,7 +44,11 @@ export interface RunningCoordinator {
   readonly address: string;
   /** HOST:PORT of /metrics, when configured. */
   readonly metricsAddress: string | undefined;
-  /** Stops sweeps and the server (letting calls finish), then closes the sink channel and the store. Idempotent. */
+  /**
+   * Stops sweeps and the server (letting calls finish), waits for every core
+   * operation still running (even one whose caller gave up), then closes the
+   * sink channel and the store. Idempotent.
+   */
   stop(): Promise<void>;
 }
 
@@ -58,11 +62,12 @@ export async function startCoordinator(config: CoordinatorConfig, deps: Coordina
   const store = await LevelStore.open(config.dataDir);
   const sink = new GrpcSinkClient({ address: config.sink, token: config.sinkToken, deadlineMs: config.sinkDeadlineMs });
   const authenticator = config.auth.kind === 'insecure' ? insecureAuthenticator : bearerAuthenticator(config.auth.credentials);
+  let core: Coordinator | undefined;
   let server: RunningServer | undefined;
   let metricsServer: Awaited<ReturnType<typeof serveMetrics>> | undefined;
   const sweepers: Sweeper[] = [];
   try {
-    const core = await Coordinator.open({
+    const opened = await Coordinator.open({
       clock: deps.clock ?? systemClock,
       store,
       sink,
@@ -70,10 +75,11 @@ export async function startCoordinator(config: CoordinatorConfig, deps: Coordina
       requestRetentionMs: config.requestRetentionMs,
       log,
     });
+    core = opened;
     server = await startGrpcServer({
       serviceName: SERVICE_NAMES.coordinator,
       listen: config.listen,
-      register: (s) => s.addService(fencing.Coordinator.service, coordinatorHandlers(core, { authenticator, log, limits: DEFAULT_LIMITS })),
+      register: (s) => s.addService(fencing.Coordinator.service, coordinatorHandlers(opened, { authenticator, log, limits: DEFAULT_LIMITS })),
       // Far above any valid request, so an oversize id is answered INVALID_ARGUMENT naming it.
       maxReceiveMessageBytes: 4 * 1024 * 1024,
       log,
@@ -84,11 +90,11 @@ export async function startCoordinator(config: CoordinatorConfig, deps: Coordina
     }
     const onSweepError = (what: string) => (error: unknown) => log.error({ err: error }, `${what} sweep failed`);
     if (config.fenceOnExpiry) {
-      sweepers.push(startSweeper(deps.fenceSweepIntervalMs ?? 100, () => core.fenceExpiredLeases(), onSweepError('fence-on-expiry')));
+      sweepers.push(startSweeper(deps.fenceSweepIntervalMs ?? 100, () => opened.fenceExpiredLeases(), onSweepError('fence-on-expiry')));
     }
     // R3: lookups ignore records past retention anyway; this only frees their space.
     const collectEveryMs = Math.min(60_000, Math.max(1_000, Math.floor(config.requestRetentionMs / 10)));
-    sweepers.push(startSweeper(collectEveryMs, () => core.collectRequests(), onSweepError('request-record')));
+    sweepers.push(startSweeper(collectEveryMs, () => opened.collectRequests(), onSweepError('request-record')));
   } catch (error) {
     await Promise.all(sweepers.map((s) => s.stop()));
     await server?.stop(0);
@@ -98,7 +104,7 @@ export async function startCoordinator(config: CoordinatorConfig, deps: Coordina
   }
   if (config.auth.kind === 'insecure') log.warn('running with --insecure: any caller may acquire any lease as anyone (A2/A3 off)');
   let stopping: Promise<void> | undefined;
-  const running = { server, metricsServer };
+  const running = { core, server, metricsServer };
   return {
     address: running.server.address,
     metricsAddress: running.metricsServer?.address,
@@ -106,6 +112,9 @@ export async function startCoordinator(config: CoordinatorConfig, deps: Coordina
       (stopping ??= (async () => {
         await Promise.all(sweepers.map((s) => s.stop()));
         await running.server.stop();
+        // A call whose client gave up no longer holds the server open, but its
+        // Acquire may still be between the sink and the store.
+        await running.core.close();
         await new Promise<void>((resolve) => (running.metricsServer ? running.metricsServer.server.close(() => resolve()) : resolve()));
         sink.close();
         await store.close();

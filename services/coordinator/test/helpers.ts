@@ -112,7 +112,17 @@ export function writeCredentials(dir: string) {
 /** An in-process coordinator on a FakeClock, talking to `sink` over real gRPC. */
 export async function startTestCoordinator(
   sink: string,
-  options: { fenceOnExpiry?: boolean; credentials?: string; sinkTokenFile?: string; dataDir?: string; clock?: FakeClock; sinkDeadlineMs?: number; metrics?: string } = {},
+  options: {
+    fenceOnExpiry?: boolean;
+    credentials?: string;
+    sinkTokenFile?: string;
+    dataDir?: string;
+    clock?: FakeClock;
+    sinkDeadlineMs?: number;
+    metrics?: string;
+    /** Called for each AdvanceFence just before it is sent (the grant id generator). */
+    newGrantId?: () => string;
+  } = {},
 ): Promise<{ coordinator: RunningCoordinator; clock: FakeClock; dataDir: string; remove(): void }> {
   const dir = options.dataDir ? null : tempDir('fencer-coordinator-');
   const dataDir = options.dataDir ?? join(dir!.path, 'data');
@@ -128,7 +138,7 @@ export async function startTestCoordinator(
     ...(options.metrics ? { metrics: options.metrics } : {}),
   });
   const clock = options.clock ?? new FakeClock();
-  const coordinator = await startCoordinator(config, { clock, fenceSweepIntervalMs: 10 });
+  const coordinator = await startCoordinator(config, { clock, fenceSweepIntervalMs: 10, ...(options.newGrantId ? { newGrantId: options.newGrantId } : {}) });
   return { coordinator, clock, dataDir, remove: () => dir?.remove() };
 }
 

@@ -495,3 +495,66 @@ describe('S1/S2 under concurrency', () => {
     expect([...sink.fences.values()]).toEqual([1n, 1n, 1n]);
   });
 });
+
+/** A promise the test resolves by hand, to hold an operation at one step. */
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { open, opened };
+}
+
+/** Whether `promise` has settled after every already-queued callback has run. */
+async function hasSettled(promise: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  void promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  await new Promise((resolve) => setImmediate(resolve));
+  return settled;
+}
+
+describe('close(): shutdown never cuts an operation in half', () => {
+  it('waits for an Acquire that is waiting on the sink, lets it record its grant, then refuses new calls', async () => {
+    const { core, sink, medium } = await setup();
+    const atSink = gate();
+    const sinkAnswers = gate();
+    sink.beforeAdvance = async () => {
+      atSink.open();
+      await sinkAnswers.opened;
+    };
+    const inFlight = core.acquire(req());
+    await atSink.opened;
+    const closing = core.close();
+    expect(await hasSettled(closing)).toBe(false);
+    await expect(core.acquire(req({ resource: 'other' }))).rejects.toThrow('closed');
+    await expect(core.renew({ resource: 'r', ownerId: 'alice', incarnation: 1n, token: 1n, ttlMs: 0 })).rejects.toThrow('closed');
+
+    sinkAnswers.open();
+    await closing;
+    expect(granted(await inFlight).token).toBe(1n);
+    expect(medium.grants.get('r')?.token).toBe(1n); // written before close() resolved, so before the store closes
+    expect(medium.counters.has('other')).toBe(false);
+  });
+
+  it('L8: a sweep settles only once every resource it started has, even when one of them failed', async () => {
+    const { core, clock, sink, medium } = await setup();
+    granted(await core.acquire(req({ resource: 'a' })));
+    granted(await core.acquire(req({ resource: 'b' })));
+    clock.advance(TTL);
+    const bAtSink = gate();
+    const bAnswers = gate();
+    medium.failNext = new Error('disk full'); // a's reservation is the sweep's first write
+    sink.beforeAdvance = async (resource) => {
+      if (resource !== 'b') return;
+      bAtSink.open();
+      await bAnswers.opened;
+    };
+    const sweep = core.fenceExpiredLeases();
+    await bAtSink.opened;
+    expect(await hasSettled(sweep)).toBe(false); // a has failed, b is still running
+    bAnswers.open();
+    await expect(sweep).rejects.toThrow('disk full');
+    expect(medium.grants.get('b')?.ended).toBe('fenced');
+  });
+});

@@ -6,7 +6,7 @@
 import { KeyedLock, type Clock } from '@fencer/server-kit/core';
 import { LeaseTable, type Description } from './lease-table.js';
 import type { LeaseStore } from './store.js';
-import type { SinkPort } from './sink-port.js';
+import type { AdvanceOutcome, SinkPort } from './sink-port.js';
 import type { AcquireParams, Grant, LeaseView, ReleaseParams, RenewParams, RequestRecord } from './model.js';
 
 /** Acquire's outcome (L2, L3, R1, R2). */
@@ -48,9 +48,12 @@ export interface CoreLog {
 }
 
 /** What the core is built from; all injected so tests control time, disk, sink and ids. */
-export interface CoordinatorDeps {
+export interface CoreDeps {
+  /** The only time source of lease arithmetic (L1). */
   readonly clock: Clock;
+  /** Durable state; the core changes memory only after a write to it succeeded. */
   readonly store: LeaseStore;
+  /** Where fences are advanced (L3 step 2, L8); every call bounded in time. */
   readonly sink: SinkPort;
   /** A fresh id per grant attempt (the AdvanceFence grant_id), never repeated. */
   readonly newGrantId: () => string;
@@ -63,28 +66,44 @@ export interface CoordinatorDeps {
  * The lease service's protocol logic. Every method serializes on the
  * resource it touches (and Acquire first on its request id, always in that
  * order, so no two sections wait on each other in a cycle). Rejects only on
- * store I/O failure, leaving memory as it was before the failed write.
+ * store I/O failure, leaving memory as it was before the failed write, or
+ * when called after `close()`.
  */
 export class Coordinator {
   readonly #table: LeaseTable;
   readonly #requestLocks = new KeyedLock();
   readonly #resourceLocks = new KeyedLock();
+  /** Operations in progress, so `close()` can wait for them before the store is closed. */
+  readonly #running = new Set<Promise<unknown>>();
+  #closed = false;
 
-  private constructor(private readonly deps: CoordinatorDeps) {
+  private constructor(private readonly deps: CoreDeps) {
     this.#table = new LeaseTable(deps.clock, deps.requestRetentionMs);
   }
 
   /** Loads the store's state (L7: surviving grants valid for a full TTL from now) and returns a ready core. */
-  static async open(deps: CoordinatorDeps): Promise<Coordinator> {
+  static async open(deps: CoreDeps): Promise<Coordinator> {
     const coordinator = new Coordinator(deps);
     coordinator.#table.load(await deps.store.load());
     return coordinator;
   }
 
+  /**
+   * Refuses new operations (they reject) and resolves once every operation
+   * in progress has finished, including those whose caller has gone away.
+   * Call it before closing the store, so that no grant half-done at shutdown
+   * writes to a closed store. Each operation is bounded by the sink's
+   * deadline, so this is too. Never rejects.
+   */
+  async close(): Promise<void> {
+    this.#closed = true;
+    while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
+  }
+
   /** L3 in order, after R1 and L2. Two Acquires of one request id or one resource never overlap. */
   acquire(params: AcquireParams): Promise<AcquireOutcome> {
-    return this.#requestLocks.run(params.requestId, () =>
-      this.#resourceLocks.run(params.resource, () => this.#acquireLocked(params)),
+    return this.#track(() =>
+      this.#requestLocks.run(params.requestId, () => this.#resourceLocks.run(params.resource, () => this.#acquireLocked(params))),
     );
   }
 
@@ -108,14 +127,8 @@ export class Coordinator {
     if (availability.kind === 'held') return { kind: 'held', holder: availability.holder, remainingMs: availability.remainingMs };
 
     for (let attempt = 1; ; attempt += 1) {
-      // L3 (1) / L6: the counter is durable before the token leaves this process.
-      const token = this.#table.nextToken(params.resource);
-      await deps.store.reserveToken(params.resource, token);
-      this.#table.noteReserved(params.resource, token);
-
-      // L3 (2): the sink's fence first; a failure grants nothing and the token stays burned.
-      deps.log.debug({ resource: params.resource, token: String(token), attempt }, 'advancing the sink fence');
-      const advance = await deps.sink.advanceFence(params.resource, token, deps.newGrantId());
+      // L3 (1) and (2); a failure grants nothing and the token stays burned.
+      const { token, advance } = await this.#reserveAndAdvance(params.resource, { attempt });
       switch (advance.kind) {
         case 'advanced': {
           // L3 (3): grant and request id in one durable batch, then (4) the reply.
@@ -127,7 +140,6 @@ export class Coordinator {
         case 'regression':
           // L6: a lost data dir or a second coordinator. The next token goes above the
           // sink's fence, and its reservation makes that raise durable; retried once.
-          this.#table.noteSinkFence(params.resource, advance.fence);
           deps.log.warn({ resource: params.resource, token: String(token), fence: String(advance.fence), attempt }, 'sink fence is ahead of the token counter');
           if (attempt >= 2) return { kind: 'fence-conflict', fence: advance.fence };
           continue;
@@ -146,19 +158,21 @@ export class Coordinator {
    * never stored (L7 recomputes it), so plain heartbeats cost no disk write.
    */
   renew(params: RenewParams): Promise<RenewOutcome> {
-    return this.#resourceLocks.run(params.resource, async () => {
-      const decision = this.#table.decideRenew(params);
-      switch (decision.kind) {
-        case 'renew':
-          if (decision.ttlChanged) await this.deps.store.changeTtl(decision.grant);
-          return { kind: 'renewed', lease: this.#table.applyRenew(decision) };
-        case 'not-holder':
-        case 'expired':
-          return { kind: decision.kind };
-        default:
-          return unreachable(decision);
-      }
-    });
+    return this.#track(() =>
+      this.#resourceLocks.run(params.resource, async () => {
+        const decision = this.#table.decideRenew(params);
+        switch (decision.kind) {
+          case 'renew':
+            if (decision.ttlChanged) await this.deps.store.changeTtl(decision.grant);
+            return { kind: 'renewed', lease: this.#table.applyRenew(decision) };
+          case 'not-holder':
+          case 'expired':
+            return { kind: decision.kind };
+          default:
+            return unreachable(decision);
+        }
+      }),
+    );
   }
 
   /**
@@ -168,21 +182,23 @@ export class Coordinator {
    * fence moved backwards.
    */
   release(params: ReleaseParams): Promise<ReleaseOutcome> {
-    return this.#resourceLocks.run(params.resource, async () => {
-      const decision = this.#table.decideRelease(params);
-      switch (decision.kind) {
-        case 'release':
-          await this.deps.store.endGrant(decision.grant);
-          this.#table.applyRelease(decision.grant);
-          return { kind: 'released' };
-        case 'already-released':
-          return { kind: 'released' };
-        case 'not-holder':
-          return { kind: 'not-released' };
-        default:
-          return unreachable(decision);
-      }
-    });
+    return this.#track(() =>
+      this.#resourceLocks.run(params.resource, async () => {
+        const decision = this.#table.decideRelease(params);
+        switch (decision.kind) {
+          case 'release':
+            await this.deps.store.endGrant(decision.grant);
+            this.#table.applyRelease(decision.grant);
+            return { kind: 'released' };
+          case 'already-released':
+            return { kind: 'released' };
+          case 'not-holder':
+            return { kind: 'not-released' };
+          default:
+            return unreachable(decision);
+        }
+      }),
+    );
   }
 
   /** Describe: the valid lease, if any, and the last granted token (never a burned one). */
@@ -193,67 +209,100 @@ export class Coordinator {
   /**
    * L8, one sweep: for every lease that expired with no successor, reserve a
    * new token and make it the sink's fence (no grant), so the expired
-   * holder's writes are refused too. Resources are handled concurrently.
+   * holder's writes are refused too. Resources are handled concurrently; the
+   * sweep settles only once all of them have, so two sweeps never overlap.
+   * Rejects with the first store failure.
    */
   fenceExpiredLeases(): Promise<FenceOnExpiryOutcome[]> {
-    return Promise.all(this.#table.dueForFencing().map((resource) => this.fenceIfExpired(resource)));
+    return settleAll(this.#table.dueForFencing().map((resource) => this.fenceIfExpired(resource)));
   }
 
   /** L8 for one resource; 'not-due' unless its latest grant expired with no successor. */
   fenceIfExpired(resource: string): Promise<FenceOnExpiryOutcome> {
-    return this.#resourceLocks.run(resource, async () => {
-      const { deps } = this;
-      const decision = this.#table.decideFenceOnExpiry(resource);
-      if (decision.kind === 'not-due') return { kind: 'not-due', resource };
-      const token = this.#table.nextToken(resource);
-      await deps.store.reserveToken(resource, token);
-      this.#table.noteReserved(resource, token);
-      const advance = await deps.sink.advanceFence(resource, token, deps.newGrantId());
-      let fence: bigint;
-      switch (advance.kind) {
-        case 'advanced':
-          fence = advance.fence;
-          break;
-        case 'regression':
-          // The fence is already >= our token > the holder's: fenced out by someone else.
-          this.#table.noteSinkFence(resource, advance.fence);
-          fence = advance.fence;
-          break;
-        case 'unavailable': {
-          const retryInMs = this.#table.noteFenceFailure(resource);
-          deps.log.warn({ resource, sinkCode: advance.sinkCode, retryInMs }, 'fence-on-expiry could not reach the sink; will retry');
-          return { kind: 'retry-later', resource, sinkCode: advance.sinkCode, retryInMs };
+    return this.#track(() =>
+      this.#resourceLocks.run(resource, async () => {
+        const { deps } = this;
+        const decision = this.#table.decideFenceOnExpiry(resource);
+        if (decision.kind === 'not-due') return { kind: 'not-due', resource };
+        const { advance } = await this.#reserveAndAdvance(resource, { fenceOnExpiry: true });
+        switch (advance.kind) {
+          case 'advanced':
+          case 'regression': // the fence is already >= our token > the holder's: fenced out by someone else
+            break;
+          case 'unavailable': {
+            const retryInMs = this.#table.noteFenceFailure(resource);
+            deps.log.warn({ resource, sinkCode: advance.sinkCode, retryInMs }, 'fence-on-expiry could not reach the sink; will retry');
+            return { kind: 'retry-later', resource, sinkCode: advance.sinkCode, retryInMs };
+          }
+          default:
+            return unreachable(advance);
         }
-        default:
-          return unreachable(advance);
-      }
-      // Not synced: if lost, L7 revives the grant for a TTL (its writes are refused anyway) and L8 fences again.
-      const fenced: Grant = { ...decision.holder, ended: 'fenced' };
-      await deps.store.endGrant(fenced);
-      this.#table.applyFenced(fenced);
-      deps.log.info({ resource, holderToken: String(decision.holder.token), fence: String(fence) }, 'fenced an expired lease');
-      return { kind: 'fenced', resource, fence };
-    });
+        // Not synced: if lost, L7 revives the grant for a TTL (its writes are refused anyway) and L8 fences again.
+        const fenced: Grant = { ...decision.holder, ended: 'fenced' };
+        await deps.store.endGrant(fenced);
+        this.#table.applyFenced(fenced);
+        deps.log.info({ resource, holderToken: String(decision.holder.token), fence: String(advance.fence) }, 'fenced an expired lease');
+        return { kind: 'fenced', resource, fence: advance.fence };
+      }),
+    );
   }
 
   /**
    * R3: drops request records past retention. Each deletion runs under its
    * request id's lock, so it can never race an Acquire re-recording that id.
-   * Resolves with the number of records collected.
+   * Resolves with the number of records collected once every deletion has
+   * settled; rejects with the first store failure.
    */
   async collectRequests(): Promise<number> {
-    const collected = await Promise.all(
+    const collected = await settleAll(
       this.#table.collectableRequests().map((requestId) =>
-        this.#requestLocks.run(requestId, async () => {
-          if (!this.#table.isCollectable(requestId)) return 0;
-          await this.deps.store.deleteRequests([requestId]);
-          this.#table.forgetRequest(requestId);
-          return 1;
-        }),
+        this.#track(() =>
+          this.#requestLocks.run(requestId, async () => {
+            if (!this.#table.isCollectable(requestId)) return 0;
+            await this.deps.store.deleteRequests([requestId]);
+            this.#table.forgetRequest(requestId);
+            return 1;
+          }),
+        ),
       ),
     );
     return collected.reduce<number>((sum, n) => sum + n, 0);
   }
+
+  /**
+   * L3 steps 1–2 and L8's fence: reserve the next token durably (L6: the
+   * counter is on disk before the token leaves this process), then ask the
+   * sink to make it the fence. A regression's fence is remembered, so the
+   * next reservation goes above it. Whatever the sink says, the token is
+   * spent: it is never reserved again.
+   */
+  async #reserveAndAdvance(resource: string, logContext: object): Promise<{ token: bigint; advance: AdvanceOutcome }> {
+    const token = this.#table.nextToken(resource);
+    await this.deps.store.reserveToken(resource, token);
+    this.#table.noteReserved(resource, token);
+    this.deps.log.debug({ resource, token: String(token), ...logContext }, 'advancing the sink fence');
+    const advance = await this.deps.sink.advanceFence(resource, token, this.deps.newGrantId());
+    if (advance.kind === 'regression') this.#table.noteSinkFence(resource, advance.fence);
+    return { token, advance };
+  }
+
+  /** Runs `operation` as one that `close()` waits for; refuses once closed. */
+  #track<T>(operation: () => Promise<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(new Error('the coordinator is closed'));
+    const running = operation();
+    this.#running.add(running);
+    const forget = () => this.#running.delete(running);
+    running.then(forget, forget);
+    return running;
+  }
+}
+
+/** Like Promise.all, but settles only once every promise has: nothing is left running behind a rejection. */
+async function settleAll<T>(promises: Promise<T>[]): Promise<T[]> {
+  const settled = await Promise.allSettled(promises);
+  const failed = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((result) => (result as PromiseFulfilledResult<T>).value);
 }
 
 function pick(params: AcquireParams) {
