@@ -4,14 +4,12 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { silentLogger, startGrpcServer, DEFAULT_LIMITS, insecureAuthenticator } from '@fencer/server-kit';
-import { fencing, SERVICE_NAMES } from '@fencer/proto';
+import { SERVICE_NAMES } from '@fencer/proto';
 import { eventually, tempDir } from '@fencer/testkit';
 import { startSink, sinkConfig, type RunningSink } from '../src/index.js';
 import { memoryStore } from '../src/adapters/memory-store.js';
 import { SinkEngine } from '../src/core/sink-engine.js';
-import { sinkHandlers } from '../src/grpc/handlers.js';
-import { failureOf, healthStatus, readOrMissing, reflectedServices, sinkClient, type TestSinkClient } from './helpers.js';
+import { failureOf, healthStatus, readOrMissing, reflectedServices, serveSinkApi, sinkClient, type TestSinkClient } from './helpers.js';
 
 const CODE = { OK: 0, INVALID_ARGUMENT: 3, NOT_FOUND: 5, ALREADY_EXISTS: 6, PERMISSION_DENIED: 7, FAILED_PRECONDITION: 9, UNAVAILABLE: 14, UNAUTHENTICATED: 16 };
 const TOKENS = { coordinator: 'coordinator-token-0001', worker: 'worker-token-000000001', admin: 'admin-token-0000000001' } as const;
@@ -263,13 +261,7 @@ describe('a sink configured with a smaller payload limit, without auth', () => {
 describe('storage failure', () => {
   it('fail-stop: calls waiting on a batch that fails are UNAVAILABLE (never OK, never a refusal), and so is every later call', async () => {
     const { store, backend } = memoryStore(undefined, { manualSync: true });
-    const server = await startGrpcServer({
-      serviceName: SERVICE_NAMES.sink,
-      listen: '127.0.0.1:0',
-      register: (s) => s.addService(fencing.Sink.service, sinkHandlers(new SinkEngine(store), { authenticator: insecureAuthenticator, log: silentLogger, limits: DEFAULT_LIMITS })),
-      maxReceiveMessageBytes: 4 * MiB,
-      log: silentLogger,
-    });
+    const server = await serveSinkApi(new SinkEngine(store));
     const client = sinkClient(server.address);
     const batchWaiting = () => eventually(() => (backend.waitingBatches > 0 ? true : undefined), { what: 'a batch waiting for its sync' });
     try {
@@ -300,13 +292,7 @@ describe('storage failure', () => {
 
   it('fail-stop: a failed read is answered UNAVAILABLE, and so is every later call', async () => {
     const { store, backend } = memoryStore();
-    const server = await startGrpcServer({
-      serviceName: SERVICE_NAMES.sink,
-      listen: '127.0.0.1:0',
-      register: (s) => s.addService(fencing.Sink.service, sinkHandlers(new SinkEngine(store), { authenticator: insecureAuthenticator, log: silentLogger, limits: DEFAULT_LIMITS })),
-      maxReceiveMessageBytes: 4 * MiB,
-      log: silentLogger,
-    });
+    const server = await serveSinkApi(new SinkEngine(store));
     const client = sinkClient(server.address);
     try {
       await client.advance({ resource: 'r', token: '1', grant_id: 'g1' });

@@ -14,16 +14,14 @@
 // its check and its commit standing in for any delay (GC, I/O), and shows the
 // checker reports exactly those violations.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_LIMITS, KeyedLock, insecureAuthenticator, silentLogger, startGrpcServer } from '@fencer/server-kit';
-import { fencing, SERVICE_NAMES } from '@fencer/proto';
+import { KeyedLock } from '@fencer/server-kit';
 import { tempDir } from '@fencer/testkit';
 import { startSink, sinkConfig, type RunningSink } from '../src/index.js';
 import { openLevelStore } from '../src/adapters/level-store.js';
 import { decideWrite } from '../src/core/fence-policy.js';
 import { SinkEngine, type SinkApi, type WriteCommand, type WriteOutcome } from '../src/core/sink-engine.js';
 import type { SinkStore } from '../src/core/store.js';
-import { sinkHandlers } from '../src/grpc/handlers.js';
-import { readOrMissing, sinkClient, writeOutcome, type TestSinkClient } from './helpers.js';
+import { readOrMissing, serveSinkApi, sinkClient, writeOutcome, type TestSinkClient } from './helpers.js';
 
 interface Stored {
   token: string;
@@ -243,13 +241,7 @@ describe('the checker has teeth', () => {
       firstPaused();
       await gate;
     });
-    const server = await startGrpcServer({
-      serviceName: SERVICE_NAMES.sink,
-      listen: '127.0.0.1:0',
-      register: (s) => s.addService(fencing.Sink.service, sinkHandlers(engine, { authenticator: insecureAuthenticator, log: silentLogger, limits: DEFAULT_LIMITS })),
-      maxReceiveMessageBytes: 4 * 1024 * 1024,
-      log: silentLogger,
-    });
+    const server = await serveSinkApi(engine);
     try {
       racingToken.add(1n);
       const histories = await scenario(server.address, { resources: 1, rounds: 1, n: 10 }, {

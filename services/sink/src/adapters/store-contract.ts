@@ -107,15 +107,20 @@ export function describeStoreContract(name: string, newLocation: () => Promise<S
       const first = await location.open();
       const a = first.store.commit([fenceOp('r', 1n)]);
       const b = first.store.commit([fenceOp('r', 2n)]);
+      // Within one batch too: the later op of a key is the one stored.
+      const c = first.store.commit([fenceOp('q', 2n), fenceOp('q', 5n), fenceOp('q', 3n)]);
       expect((await first.store.fence('r'))?.fence).toBe(2n);
+      expect((await first.store.fence('q'))?.fence).toBe(3n);
       await a;
       // The older batch leaving the overlay must not expose an older value.
       expect((await first.store.fence('r'))?.fence).toBe(2n);
-      await b;
+      await Promise.all([b, c]);
       expect((await first.store.durableFence('r'))?.fence).toBe(2n);
+      expect((await first.store.durableFence('q'))?.fence).toBe(3n);
       await first.store.close();
       const { store } = await location.open();
       expect((await store.fence('r'))?.fence).toBe(2n);
+      expect((await store.fence('q'))?.fence).toBe(3n);
       await store.close();
     }));
 

@@ -8,10 +8,16 @@ import { StoreFailedError, resultKey, type SinkStore, type StoreOp } from './sto
 
 /** Durable storage underneath a GroupCommitStore (LevelDB, or memory in tests). */
 export interface DurableBackend {
+  /** The fence as last synced; rejects on I/O error (the store then fails). */
   readFence(resource: string): Promise<FenceRecord | undefined>;
+  /** The result as last synced; rejects on I/O error (the store then fails). */
   readResult(resource: string, resultId: string): Promise<StoredResult | undefined>;
-  /** Writes all ops atomically; resolves only once they are durable (fsynced). */
+  /**
+   * Writes all ops atomically, later ops winning on a repeated key; resolves
+   * only once they are durable (fsynced). Never called while a call is pending.
+   */
   writeBatch(ops: readonly StoreOp[]): Promise<void>;
+  /** Releases the storage; called once, after the last batch settled. */
   close(): Promise<void>;
 }
 
@@ -82,6 +88,7 @@ export class GroupCommitStore implements SinkStore {
     this.#onBatch = options.onBatchDurable;
   }
 
+  /** A snapshot of the counters; `pending` is 0 whenever nothing awaits a sync. */
   get stats(): GroupCommitStats {
     return { ...this.#stats, pending: this.#overlay.size };
   }
