@@ -1,5 +1,6 @@
 // Real `fencer sink` processes: SIGKILL in the middle of a stream of writes
-// and fence advances, then a restart on the same data directory (F6, S5);
+// and fence advances, then a restart on the same data directory and address
+// (F6, S5);
 // the data directory lock; a clean SIGTERM stop under load.
 //
 // What a process kill can and cannot show: it proves acknowledged writes and
@@ -17,8 +18,8 @@ import { readOrMissing, sinkClient, writeOutcome, type TestSinkClient } from './
 
 const started: FencerProcess[] = [];
 const dirs: ReturnType<typeof tempDir>[] = [];
-async function sink(dataDir: string): Promise<FencerProcess> {
-  const process = await startFencer(['sink', '--insecure', '--listen', '127.0.0.1:0', '--data', dataDir]);
+async function sink(dataDir: string, listen = '127.0.0.1:0'): Promise<FencerProcess> {
+  const process = await startFencer(['sink', '--insecure', '--listen', listen, '--data', dataDir]);
   started.push(process);
   return process;
 }
@@ -102,7 +103,9 @@ describe('fencer sink under SIGKILL (F6, S5)', () => {
     expect(inFlight.length).toBeGreaterThan(0); // killed mid-stream, not between writes
     expect(accepted.length).toBeGreaterThanOrEqual(240);
 
-    const second = await sink(dataDir);
+    // A restarted server can listen again on the address it had, even
+    // right after a kill left its clients' connections behind.
+    const second = await sink(dataDir, first.address);
     const reader: TestSinkClient = sinkClient(second.address);
     try {
       expect(await reader.getFence(resource)).toEqual({ fence: lastAcknowledgedAdvance.toString() });
