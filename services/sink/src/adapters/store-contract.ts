@@ -87,6 +87,8 @@ export function describeStoreContract(name: string, newLocation: () => Promise<S
         // resource+result_id pairs that a naive concatenation would confuse
         first.store.commit([resultOp('a', 'bc', 1n, text('a|bc'))]),
         first.store.commit([resultOp('ab', 'c', 1n, text('ab|c'))]),
+        // ids spelled like the on-disk prefixes and the format stamp
+        first.store.commit([fenceOp('!meta!format', 9n), resultOp('!fence!', '!result!', 9n, text('bangs'))]),
       ]);
       await first.store.close();
 
@@ -100,6 +102,9 @@ export function describeStoreContract(name: string, newLocation: () => Promise<S
       expect(plain((await store.result('a', 'bc'))?.payload)).toEqual(plain(text('a|bc')));
       expect(plain((await store.result('ab', 'c'))?.payload)).toEqual(plain(text('ab|c')));
       expect(await store.result('ab', 'bc')).toBeUndefined();
+      expect((await store.fence('!meta!format'))?.fence).toBe(9n);
+      expect(await store.fence('!fence!')).toBeUndefined();
+      expect(plain((await store.result('!fence!', '!result!'))?.payload)).toEqual(plain(text('bangs')));
       await store.close();
     }));
 
