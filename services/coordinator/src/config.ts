@@ -20,6 +20,7 @@ export interface CoordinatorConfig {
   readonly sink: string;
   /** The coordinator's bearer token for the sink (A1), or null when the sink runs --insecure. */
   readonly sinkToken: string | null;
+  /** How callers are authenticated: a credentials file, or explicitly --insecure. */
   readonly auth: CoordinatorAuth;
   /** L8: advance the fence past leases that expire with no successor. */
   readonly fenceOnExpiry: boolean;

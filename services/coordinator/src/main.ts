@@ -31,6 +31,7 @@ import { coordinatorHandlers } from './grpc/handlers.js';
 export interface CoordinatorDeps {
   /** Monotonic clock for every lease decision (L1); default `performance.now()`. */
   readonly clock?: Clock;
+  /** Where the service logs; default silent (runCoordinator passes the JSON stderr logger). */
   readonly log?: Logger;
   /** Grant ids for AdvanceFence; default random UUIDs. */
   readonly newGrantId?: () => string;

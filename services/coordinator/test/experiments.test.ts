@@ -1,27 +1,15 @@
 // The core experiments of PROTOCOL.md, each on its own: an in-process
 // coordinator on a FakeClock, talking over real gRPC to a real sink child.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stopFencer, tempDir, eventually, type FencerProcess } from '@fencer/testkit';
-import { CODE, coordinatorApi, coordinatorClient, fresh, ok, refused, sinkApi, sinkClient, startSinkProcess, startTestCoordinator } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { eventually } from '@fencer/testkit';
+import type { FakeClock } from '@fencer/server-kit/core';
+import { CODE, coordinatorApi, coordinatorClient, fresh, ok, refused, startTestCoordinator, useSinkProcess } from './helpers.js';
 
 const TTL = 1_000;
-let sinkDir: ReturnType<typeof tempDir>;
-let sinkProcess: FencerProcess;
-let sink: ReturnType<typeof sinkApi>;
+const sink = useSinkProcess();
 
-beforeAll(async () => {
-  sinkDir = tempDir();
-  sinkProcess = await startSinkProcess(sinkDir.path);
-  sink = sinkApi(sinkClient(sinkProcess.address));
-});
-
-afterAll(async () => {
-  await stopFencer(sinkProcess);
-  sinkDir.remove();
-});
-
-async function withCoordinator(options: { fenceOnExpiry?: boolean }, body: (ctx: { api: ReturnType<typeof coordinatorApi>; clock: import('@fencer/server-kit/core').FakeClock }) => Promise<void>) {
-  const started = await startTestCoordinator(sinkProcess.address, options);
+async function withCoordinator(options: { fenceOnExpiry?: boolean }, body: (ctx: { api: ReturnType<typeof coordinatorApi>; clock: FakeClock }) => Promise<void>) {
+  const started = await startTestCoordinator(sink.address, options);
   const client = coordinatorClient(started.coordinator.address);
   try {
     await body({ api: coordinatorApi(client), clock: started.clock });

@@ -20,7 +20,8 @@ import {
   type WriteResponse__Output,
 } from '@fencer/proto';
 import { FakeClock } from '@fencer/server-kit/core';
-import { startFencer, tempDir, type FencerProcess } from '@fencer/testkit';
+import { afterAll, beforeAll } from 'vitest';
+import { startFencer, stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
 import { coordinatorConfig, startCoordinator, type RunningCoordinator } from '../src/index.js';
 
 export type Result<T> = { ok: true; value: T } | { ok: false; failure: RemoteFailure };
@@ -86,6 +87,42 @@ export function sinkApi(client: SinkClient, token?: string) {
 export function startSinkProcess(dataDir: string, options: { listen?: string; credentials?: string } = {}): Promise<FencerProcess> {
   const auth = options.credentials ? ['--credentials', options.credentials] : ['--insecure'];
   return startFencer(['sink', ...auth, '--listen', options.listen ?? '127.0.0.1:0', '--data', dataDir]);
+}
+
+/**
+ * One real `fencer sink` child (--insecure) for the calling test file: started
+ * before its tests, stopped after them. The fields are readable once tests run.
+ */
+export function useSinkProcess() {
+  let dir: ReturnType<typeof tempDir> | undefined;
+  let child: FencerProcess | undefined;
+  let api: ReturnType<typeof sinkApi> | undefined;
+  let client: SinkClient | undefined;
+  beforeAll(async () => {
+    dir = tempDir();
+    child = await startSinkProcess(dir.path);
+    client = sinkClient(child.address);
+    api = sinkApi(client);
+  });
+  afterAll(async () => {
+    client?.close();
+    if (child) await stopFencer(child);
+    dir?.remove();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the sink process is started in beforeAll; use it inside tests');
+    return value;
+  };
+  return {
+    get process(): FencerProcess {
+      return started(child);
+    },
+    get address(): string {
+      return started(child).address;
+    },
+    fence: (resource: string) => started(api).fence(resource),
+    write: (resource: string, fenceToken: string, resultId: string, payload: string) => started(api).write(resource, fenceToken, resultId, payload),
+  };
 }
 
 /** A credentials file in `dir` with a coordinator, two workers and an admin. */

@@ -1,25 +1,13 @@
 // --metrics: the coordinator's RPCs are counted by method and code on a
 // Prometheus /metrics endpoint.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
-import { coordinatorApi, coordinatorClient, fresh, ok, refused, startSinkProcess, startTestCoordinator } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { coordinatorApi, coordinatorClient, fresh, ok, refused, startTestCoordinator, useSinkProcess } from './helpers.js';
 
-let dir: ReturnType<typeof tempDir>;
-let sinkProcess: FencerProcess;
-
-beforeAll(async () => {
-  dir = tempDir();
-  sinkProcess = await startSinkProcess(dir.path);
-});
-
-afterAll(async () => {
-  await stopFencer(sinkProcess);
-  dir.remove();
-});
+const sink = useSinkProcess();
 
 describe('metrics', () => {
   it('serves /metrics with per-method, per-code call counts', async () => {
-    const started = await startTestCoordinator(sinkProcess.address, { metrics: '127.0.0.1:0' });
+    const started = await startTestCoordinator(sink.address, { metrics: '127.0.0.1:0' });
     const client = coordinatorClient(started.coordinator.address);
     try {
       const api = coordinatorApi(client);

@@ -1,24 +1,10 @@
 // End-to-end R1 (a lost grant receipt) and L3/S1 under split brain: in-process
 // coordinators over real gRPC against a real sink process.
 import * as grpc from '@grpc/grpc-js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
-import { CODE, coordinatorApi, coordinatorClient, fresh, ok, refused, sinkApi, sinkClient, startSinkProcess, startTestCoordinator } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { CODE, coordinatorApi, coordinatorClient, fresh, ok, refused, startTestCoordinator, useSinkProcess } from './helpers.js';
 
-let sinkDir: ReturnType<typeof tempDir>;
-let sinkProcess: FencerProcess;
-let sink: ReturnType<typeof sinkApi>;
-
-beforeAll(async () => {
-  sinkDir = tempDir();
-  sinkProcess = await startSinkProcess(sinkDir.path);
-  sink = sinkApi(sinkClient(sinkProcess.address));
-});
-
-afterAll(async () => {
-  await stopFencer(sinkProcess);
-  sinkDir.remove();
-});
+const sink = useSinkProcess();
 
 /** The call reaches the server and is applied, but its response never reaches the caller. */
 const loseResponse: grpc.Interceptor = (options, nextCall) =>
@@ -37,7 +23,7 @@ const loseResponse: grpc.Interceptor = (options, nextCall) =>
 
 describe('R1: a lost grant receipt', () => {
   it('the retry with the same request id gets the same token, replayed=true, and the fence moved exactly once', async () => {
-    const { coordinator, remove } = await startTestCoordinator(sinkProcess.address);
+    const { coordinator, remove } = await startTestCoordinator(sink.address);
     const lossy = coordinatorClient(coordinator.address, { interceptors: [loseResponse] });
     const reliable = coordinatorClient(coordinator.address);
     try {
@@ -66,8 +52,8 @@ describe('R1: a lost grant receipt', () => {
 
 describe('S1/S3: split brain — two coordinators, one sink', () => {
   it('every token granted is distinct, the sink fence always equals the newest grant, the older holder is refused STALE_TOKEN', async () => {
-    const a = await startTestCoordinator(sinkProcess.address);
-    const b = await startTestCoordinator(sinkProcess.address);
+    const a = await startTestCoordinator(sink.address);
+    const b = await startTestCoordinator(sink.address);
     const clients = [coordinatorClient(a.coordinator.address), coordinatorClient(b.coordinator.address)];
     const apis = clients.map((client) => coordinatorApi(client));
     try {

@@ -1,7 +1,7 @@
 // An in-memory SinkPort that implements F4 faithfully (advance iff token >
 // fence, or the same grant_id already set this token; else FENCE_REGRESSION
 // with the fence). A unit-test double only: process tests use the real sink.
-import type { AdvanceOutcome, FenceReading, SinkPort } from '../core/sink-port.js';
+import type { AdvanceOutcome, SinkPort } from '../core/sink-port.js';
 
 /** F4 over Maps, with switches tests use to make the sink fail or stall. */
 export class MemorySink implements SinkPort {
@@ -10,7 +10,7 @@ export class MemorySink implements SinkPort {
   readonly setBy = new Map<string, string>();
   /** Every AdvanceFence that moved a fence, in order. */
   readonly advances: { resource: string; token: bigint; grantId: string }[] = [];
-  /** When set, every call answers unavailable with this gRPC code name. */
+  /** When set, every AdvanceFence answers unavailable with this gRPC code name. */
   down: string | null = null;
   /** Runs before each AdvanceFence is judged (tests use it to observe or interfere). */
   beforeAdvance: ((resource: string, token: bigint) => void | Promise<void>) | null = null;
@@ -27,11 +27,6 @@ export class MemorySink implements SinkPort {
     }
     if (token === fence && this.setBy.get(resource) === grantId) return { kind: 'advanced', fence };
     return { kind: 'regression', fence };
-  }
-
-  async getFence(resource: string): Promise<FenceReading> {
-    if (this.down) return { kind: 'unavailable', sinkCode: this.down };
-    return { kind: 'fence', fence: this.fence(resource) };
   }
 
   /** The current fence of `resource` (0n if never advanced). */

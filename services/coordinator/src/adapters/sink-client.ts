@@ -13,7 +13,12 @@ import {
   type GetFenceResponse__Output,
   type SinkClient,
 } from '@fencer/proto';
-import type { AdvanceOutcome, FenceReading, SinkPort } from '../core/sink-port.js';
+import type { AdvanceOutcome, SinkPort } from '../core/sink-port.js';
+
+/** GetFence's outcome. */
+export type FenceReading =
+  | { readonly kind: 'fence'; readonly fence: bigint }
+  | { readonly kind: 'unavailable'; readonly sinkCode: string };
 
 /** How to reach the sink. */
 export interface SinkClientOptions {
@@ -41,6 +46,7 @@ export class GrpcSinkClient implements SinkPort {
     this.#client = new fencing.Sink(options.address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
   }
 
+  /** F4 as an outcome; every failure but FENCE_REGRESSION is `unavailable` with the gRPC code name. At most two deadlines long. */
   async advanceFence(resource: string, token: bigint, grantId: string): Promise<AdvanceOutcome> {
     try {
       const response = await unaryCall<AdvanceFenceRequest, AdvanceFenceResponse__Output>(this.#client, this.#client.AdvanceFence, { resource, token: token.toString(), grant_id: grantId }, this.#callOptions());
@@ -58,6 +64,7 @@ export class GrpcSinkClient implements SinkPort {
     }
   }
 
+  /** `resource`'s current fence (0 if never advanced), or `unavailable`; one deadline long. */
   async getFence(resource: string): Promise<FenceReading> {
     try {
       const response = await unaryCall<GetFenceRequest, GetFenceResponse__Output>(this.#client, this.#client.GetFence, { resource }, this.#callOptions());

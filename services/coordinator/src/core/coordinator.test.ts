@@ -488,6 +488,56 @@ describe('S1/S2 under concurrency', () => {
     expect(sink.advances).toHaveLength(1);
   });
 
+  it('L8/L7: an Acquire waits while an L8 sweep of the same resource is at the sink, so the sweep cannot overwrite the new grant', async () => {
+    const ctx = await setup();
+    const old = granted(await ctx.core.acquire(req()));
+    ctx.clock.advance(TTL);
+    const sent: bigint[] = [];
+    const sweepAtSink = gate();
+    const sweepAnswers = gate();
+    ctx.sink.beforeAdvance = async (_resource, token) => {
+      sent.push(token);
+      if (sent.length > 1) return;
+      sweepAtSink.open();
+      await sweepAnswers.opened;
+    };
+    const sweep = ctx.core.fenceExpiredLeases();
+    await sweepAtSink.opened;
+    const acquiring = ctx.core.acquire(req({ ownerId: 'bob' }));
+    expect(await hasSettled(acquiring)).toBe(false);
+    expect(sent).toEqual([old.token + 1n]); // the Acquire has not even reserved a token yet
+
+    sweepAnswers.open();
+    expect(await sweep).toEqual([{ kind: 'fenced', resource: 'r', fence: old.token + 1n }]);
+    const bob = granted(await acquiring);
+    expect(sent).toEqual([old.token + 1n, old.token + 2n]);
+    expect(bob.token).toBe(old.token + 2n);
+    expect(ctx.medium.grants.get('r')).toMatchObject({ ownerId: 'bob', token: bob.token, ended: null });
+    expect((await ctx.reopen()).describe('r').lease).toEqual({ ...bob, remainingMs: TTL }); // L7 keeps bob's lease
+  });
+
+  it('R3/S2: collection racing a re-acquisition of a collected request id cannot drop the new record', async () => {
+    const { core, clock, sink, medium } = await setup({ retentionMs: 10_000 });
+    const request = req();
+    granted(await core.acquire(request));
+    clock.advance(10_000); // expired and past retention: the id is new again
+    const atSink = gate();
+    const sinkAnswers = gate();
+    sink.beforeAdvance = async () => {
+      atSink.open();
+      await sinkAnswers.opened;
+    };
+    const reacquired = core.acquire(request);
+    await atSink.opened;
+    const collecting = core.collectRequests(); // saw the old record as collectable
+    sinkAnswers.open();
+    const lease = granted(await reacquired);
+    expect(await collecting).toBe(0);
+    expect(medium.requests.get(request.requestId)?.token).toBe(lease.token);
+    sink.beforeAdvance = null;
+    expect(await core.acquire(request)).toEqual({ kind: 'replayed', lease }); // S2: its retry gets the same token
+  });
+
   it('resources are independent: concurrent Acquires of different resources all succeed', async () => {
     const { core, sink } = await setup();
     const outcomes = await Promise.all(['a', 'b', 'c'].map((resource) => core.acquire(req({ resource }))));

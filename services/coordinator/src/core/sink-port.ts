@@ -1,5 +1,6 @@
 // How the coordinator's core reaches the sink (L3 step 2, L6, L8), as
-// protocol outcomes rather than transport errors.
+// protocol outcomes rather than transport errors. The core learns the sink's
+// fence only from FENCE_REGRESSION (L6), so AdvanceFence is all it needs.
 
 /** AdvanceFence's outcome (F4). */
 export type AdvanceOutcome =
@@ -15,15 +16,8 @@ export type AdvanceOutcome =
    */
   | { readonly kind: 'unavailable'; readonly sinkCode: string };
 
-/** GetFence's outcome. */
-export type FenceReading =
-  | { readonly kind: 'fence'; readonly fence: bigint }
-  | { readonly kind: 'unavailable'; readonly sinkCode: string };
-
 /** The sink as the coordinator uses it; implementations never throw for remote failures. */
 export interface SinkPort {
   /** Asks the sink to move `resource`'s fence to `token`, identified by `grantId` (F4). Bounded in time. */
   advanceFence(resource: string, token: bigint, grantId: string): Promise<AdvanceOutcome>;
-  /** Reads `resource`'s current fence (0 if never advanced). Bounded in time. */
-  getFence(resource: string): Promise<FenceReading>;
 }

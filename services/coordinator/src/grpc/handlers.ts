@@ -4,6 +4,7 @@
 import { RequestCheck, requireOwner, unaryFactory, type Authenticator, type Limits, type Logger, type Role } from '@fencer/server-kit';
 import type { CoordinatorHandlers } from '@fencer/proto';
 import type { Coordinator } from '../core/coordinator.js';
+import type { ReleaseParams } from '../core/model.js';
 import { acquireResponse, describeResponse, releaseResponse, renewResponse } from './status.js';
 
 /** A4: who may call what. */
@@ -34,25 +35,14 @@ export function coordinatorHandlers(core: Coordinator, options: { authenticator:
     }),
     Renew: unary('Renew', COORDINATOR_ROLES.Renew, async (request, { principal }) => {
       const check = new RequestCheck(limits);
-      const params = {
-        resource: check.id('resource', request.resource),
-        ownerId: check.id('owner_id', request.owner_id),
-        incarnation: check.positive('incarnation', request.incarnation),
-        token: check.positive('token', request.token),
-        ttlMs: check.ttlMs('ttl_ms', request.ttl_ms, { zeroKeeps: true }),
-      };
+      const params = { ...holderParams(check, request), ttlMs: check.ttlMs('ttl_ms', request.ttl_ms, { zeroKeeps: true }) };
       check.done();
       requireOwner(principal, params.ownerId);
       return renewResponse(await core.renew(params), params.resource);
     }),
     Release: unary('Release', COORDINATOR_ROLES.Release, async (request, { principal }) => {
       const check = new RequestCheck(limits);
-      const params = {
-        resource: check.id('resource', request.resource),
-        ownerId: check.id('owner_id', request.owner_id),
-        incarnation: check.positive('incarnation', request.incarnation),
-        token: check.positive('token', request.token),
-      };
+      const params = holderParams(check, request);
       check.done();
       requireOwner(principal, params.ownerId);
       return releaseResponse(await core.release(params));
@@ -63,5 +53,15 @@ export function coordinatorHandlers(core: Coordinator, options: { authenticator:
       check.done();
       return describeResponse(core.describe(resource));
     }),
+  };
+}
+
+/** V2 for the fields that name a grant (Renew, Release); violations are collected in `check`. */
+function holderParams(check: RequestCheck, request: { resource: string; owner_id: string; incarnation: string; token: string }): ReleaseParams {
+  return {
+    resource: check.id('resource', request.resource),
+    ownerId: check.id('owner_id', request.owner_id),
+    incarnation: check.positive('incarnation', request.incarnation),
+    token: check.positive('token', request.token),
   };
 }

@@ -1,0 +1,54 @@
+// The error model of PROTOCOL.md for every refusal the coordinator's core can
+// produce: gRPC code, reason, and exactly the ErrorInfo metadata keys clients
+// branch on. The wire path (toStatus) is the kit's and is tested there and end
+// to end; this pins what the coordinator hands to it.
+import * as grpc from '@grpc/grpc-js';
+import { describe, expect, it } from 'vitest';
+import { Failure } from '@fencer/server-kit';
+import { REASON_CODES } from '@fencer/server-kit/core';
+import type { AcquireOutcome, RenewOutcome } from '../core/coordinator.js';
+import type { LeaseView } from '../core/model.js';
+import { acquireResponse, releaseResponse, renewResponse } from './status.js';
+
+const holder: LeaseView = { resource: 'r', ownerId: 'alice', incarnation: 7n, token: 3n, ttlMs: 1_000, remainingMs: 640 };
+
+function refusal(answer: () => unknown) {
+  try {
+    answer();
+  } catch (error) {
+    expect(error).toBeInstanceOf(Failure);
+    const failure = error as Failure;
+    return { code: REASON_CODES[failure.reason], reason: failure.reason, metadata: { ...failure.metadata } };
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('error model: outcome → code, reason, ErrorInfo metadata', () => {
+  it.each<[string, AcquireOutcome, number, string, Record<string, string>]>([
+    ['L2', { kind: 'held', holder, remainingMs: 641 }, grpc.status.ABORTED, 'LEASE_HELD', { holder_owner_id: 'alice', holder_incarnation: '7', remaining_ms: '641' }],
+    ['R2', { kind: 'request-id-reused', requestId: 'q-1' }, grpc.status.INVALID_ARGUMENT, 'REQUEST_ID_REUSED', { request_id: 'q-1' }],
+    ['L3 step 2', { kind: 'sink-unavailable', sinkCode: 'DEADLINE_EXCEEDED' }, grpc.status.UNAVAILABLE, 'SINK_UNAVAILABLE', { sink_code: 'DEADLINE_EXCEEDED' }],
+    ['L3 regression twice', { kind: 'fence-conflict', fence: 18446744073709551615n }, grpc.status.ABORTED, 'FENCE_CONFLICT', { fence: '18446744073709551615' }],
+  ])('Acquire, %s', (_rule, outcome, code, reason, metadata) => {
+    expect(refusal(() => acquireResponse(outcome, 'r'))).toEqual({ code, reason, metadata });
+  });
+
+  it.each<[string, RenewOutcome, string]>([
+    ['someone else holds the latest grant', { kind: 'not-holder' }, 'NOT_LEASE_HOLDER'],
+    ['the lease is over', { kind: 'expired' }, 'LEASE_EXPIRED'],
+  ])('Renew when %s: FAILED_PRECONDITION (never a code that invites a retry)', (_when, outcome, reason) => {
+    expect(refusal(() => renewResponse(outcome, 'r'))).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, reason });
+  });
+
+  it('granted and replayed leases carry uint64 fields as decimal strings; replayed says so', () => {
+    const lease = { ...holder, token: 18446744073709551615n };
+    const wire = { resource: 'r', owner_id: 'alice', incarnation: '7', token: '18446744073709551615', ttl_ms: '1000', remaining_ms: '640' };
+    expect(acquireResponse({ kind: 'granted', lease }, 'r')).toEqual({ lease: wire, replayed: false });
+    expect(acquireResponse({ kind: 'replayed', lease }, 'r')).toEqual({ lease: wire, replayed: true });
+  });
+
+  it('L5: Release is never an error', () => {
+    expect(releaseResponse({ kind: 'released' })).toEqual({ released: true });
+    expect(releaseResponse({ kind: 'not-released' })).toEqual({ released: false });
+  });
+});
