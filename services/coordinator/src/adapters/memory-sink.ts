@@ -5,6 +5,7 @@ import type { AdvanceOutcome, SinkPort } from '../core/sink-port.js';
 
 /** F4 over Maps, with switches tests use to make the sink fail or stall. */
 export class MemorySink implements SinkPort {
+  /** Each resource's fence; tests may set one directly to play another coordinator (split brain). */
   readonly fences = new Map<string, bigint>();
   /** grant_id that set each resource's current fence (F4 idempotent retry). */
   readonly setBy = new Map<string, string>();
