@@ -10,6 +10,8 @@ import * as protoLoader from '@grpc/proto-loader';
 import type { ProtoGrpcType as SinkProto } from './generated/sink.js';
 import type { ProtoGrpcType as CoordinatorProto } from './generated/coordinator.js';
 
+import { ERROR_DETAIL_PROTO_FILES, GOOGLE_PROTOS_ROOT } from './status-details.js';
+
 export * from './status-details.js';
 export * from './unary-call.js';
 
@@ -33,6 +35,15 @@ export const packageDefinition: protoLoader.PackageDefinition = protoLoader.load
   [...PROTO_FILES],
   LOADER_OPTIONS,
 );
+
+/**
+ * google.rpc.Status, ErrorInfo and BadRequest as a package definition, so
+ * server reflection can describe the error details to tools like grpcurl.
+ */
+export const errorDetailsDefinition: protoLoader.PackageDefinition = protoLoader.loadSync([...ERROR_DETAIL_PROTO_FILES], {
+  ...LOADER_OPTIONS,
+  includeDirs: [GOOGLE_PROTOS_ROOT],
+});
 
 const loaded = grpc.loadPackageDefinition(packageDefinition) as unknown as SinkProto & CoordinatorProto;
 

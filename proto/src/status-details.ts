@@ -8,8 +8,13 @@ import protobuf from 'protobufjs';
 const require = createRequire(import.meta.url);
 const googleProtos: { getProtoPath(...paths: string[]): string } = require('google-proto-files');
 
+/** The googleapis files that define the error details, as paths below GOOGLE_PROTOS_ROOT. */
+export const ERROR_DETAIL_PROTO_FILES = ['google/rpc/status.proto', 'google/rpc/error_details.proto'] as const;
+/** Folder holding the googleapis .proto files (google-proto-files). */
+export const GOOGLE_PROTOS_ROOT = googleProtos.getProtoPath('..');
+
 const root = new protobuf.Root();
-root.loadSync([googleProtos.getProtoPath('rpc', 'status.proto'), googleProtos.getProtoPath('rpc', 'error_details.proto')], { keepCase: true });
+root.loadSync(ERROR_DETAIL_PROTO_FILES.map((file) => googleProtos.getProtoPath('..', file)), { keepCase: true });
 const StatusType = root.lookupType('google.rpc.Status');
 const ErrorInfoType = root.lookupType('google.rpc.ErrorInfo');
 const BadRequestType = root.lookupType('google.rpc.BadRequest');

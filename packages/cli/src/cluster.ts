@@ -3,11 +3,11 @@
 // gets a working, authenticated pair with one command. (The fault proxy
 // joins this line-up with its own issue.)
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
-import { hostPort, spawnReady, type ReadyChild } from '@fencer/server-kit';
+import { ConfigError, configuredCommand, hostPort, readCredentialsFile, spawnReady, type ReadyChild } from '@fencer/server-kit';
 
 const FENCER_BIN = fileURLToPath(new URL('../bin/fencer.js', import.meta.url));
 
@@ -19,38 +19,60 @@ const GENERATED_IDENTITIES = [
   { identity: 'worker-b', role: 'worker' },
 ] as const;
 
-interface ClusterOptions {
-  data: string;
-  sinkListen: string;
-  coordinatorListen: string;
-  insecure: boolean;
-}
-
 export function clusterCommand(): Command {
-  return new Command('cluster')
-    .description('run a sink and a coordinator as separate processes, with generated credentials; Ctrl-C stops both')
-    .addOption(new Option('--data <dir>', 'data directory: sink/, coordinator/, logs/, credentials.json').default('./data').env('FENCER_CLUSTER_DATA'))
-    .addOption(new Option('--sink-listen <host:port>', 'sink address').default('127.0.0.1:50051').argParser(hostPort).env('FENCER_CLUSTER_SINK_LISTEN'))
-    .addOption(new Option('--coordinator-listen <host:port>', 'coordinator address').default('127.0.0.1:50052').argParser(hostPort).env('FENCER_CLUSTER_COORDINATOR_LISTEN'))
-    .addOption(new Option('--insecure', 'no credentials at all (local experiments only)').default(false).env('FENCER_CLUSTER_INSECURE'))
-    .action((options: ClusterOptions) => runCluster(options));
+  return configuredCommand(
+    new Command('cluster').description('run a sink and a coordinator as separate processes, with generated credentials; Ctrl-C stops both'),
+    [
+      new Option('--data <dir>', 'data directory: sink/, coordinator/, logs/, credentials.json').default('./data').env('FENCER_CLUSTER_DATA'),
+      new Option('--sink-listen <host:port>', 'sink address').default('127.0.0.1:50051').argParser(hostPort).env('FENCER_CLUSTER_SINK_LISTEN'),
+      new Option('--coordinator-listen <host:port>', 'coordinator address').default('127.0.0.1:50052').argParser(hostPort).env('FENCER_CLUSTER_COORDINATOR_LISTEN'),
+      new Option('--insecure', 'no credentials at all (local experiments only)').env('FENCER_CLUSTER_INSECURE'),
+    ],
+    prepareCluster,
+    runCluster,
+  );
 }
 
-async function runCluster(options: ClusterOptions): Promise<void> {
+interface ClusterPlan {
+  readonly data: string;
+  readonly sinkListen: string;
+  readonly coordinatorListen: string;
+  /** Null with --insecure. */
+  readonly auth: { credentialsFile: string; sinkTokenFile: string } | null;
+}
+
+/** Creates the data directory and credentials; a path that cannot hold them is a ConfigError. */
+function prepareCluster(options: { data: string; sinkListen: string; coordinatorListen: string; insecure?: boolean }): ClusterPlan {
   const data = resolve(options.data);
-  mkdirSync(join(data, 'logs'), { recursive: true });
-  const auth = options.insecure ? null : ensureCredentials(data);
+  try {
+    mkdirSync(join(data, 'logs'), { recursive: true });
+  } catch (error) {
+    throw new ConfigError(`cannot use ${data} as the data directory: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  return {
+    data,
+    sinkListen: options.sinkListen,
+    coordinatorListen: options.coordinatorListen,
+    auth: options.insecure ? null : ensureCredentials(data),
+  };
+}
+
+async function runCluster(options: ClusterPlan): Promise<void> {
+  const { data, auth } = options;
   const children: ReadyChild[] = [];
   let stopping = false;
   const stopAll = async (code: number) => {
     if (stopping) return;
     stopping = true;
     // Coordinator first: it depends on the sink, not the other way round.
+    // (After Ctrl-C the children got SIGINT from the terminal already; they
+    // ignore this SIGTERM while stopping and finish cleanly.)
+    let clean = true;
     for (const { child, exited } of [...children].reverse()) {
       child.kill('SIGTERM');
-      await exited;
+      if ((await exited).code !== 0) clean = false;
     }
-    process.exit(code);
+    process.exit(code === 0 && !clean ? 1 : code);
   };
   process.on('SIGINT', () => void stopAll(0));
   process.on('SIGTERM', () => void stopAll(0));
@@ -61,7 +83,9 @@ async function runCluster(options: ClusterOptions): Promise<void> {
     try {
       started = await spawnReady(FENCER_BIN, [service, ...args], { stderrFd: openSync(log, 'a') });
     } catch (error) {
-      process.stderr.write(`fencer cluster: the ${service} did not start (see ${log}): ${(error as Error).message.split('\n')[0]}\n`);
+      // The child's own one-line reason is the last line of its log.
+      const reason = lastLine(log) ?? (error as Error).message.split('\n')[0];
+      process.stderr.write(`fencer cluster: the ${service} did not start: ${reason} (log: ${log})\n`);
       return stopAll(1).then(() => undefined);
     }
     children.push(started);
@@ -115,7 +139,27 @@ function ensureCredentials(data: string): { credentialsFile: string; sinkTokenFi
       role,
     }));
     writeFileSync(credentialsFile, JSON.stringify(credentials, null, 2) + '\n', { mode: 0o600 });
-    writeFileSync(sinkTokenFile, credentials[0]!.token + '\n', { mode: 0o600 });
+  }
+  if (!existsSync(sinkTokenFile)) {
+    // Derived from the credentials file, so an edited file keeps working.
+    let credentials;
+    try {
+      credentials = readCredentialsFile(credentialsFile);
+    } catch (error) {
+      throw new ConfigError((error as Error).message);
+    }
+    const coordinator = credentials.find((c) => c.role === 'coordinator');
+    if (!coordinator) throw new ConfigError(`${credentialsFile} has no coordinator credential for the sink`);
+    writeFileSync(sinkTokenFile, coordinator.token + '\n', { mode: 0o600 });
   }
   return { credentialsFile, sinkTokenFile };
+}
+
+/** The last non-empty line of a file, if any. */
+function lastLine(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8').trimEnd().split('\n').at(-1) || undefined;
+  } catch {
+    return undefined;
+  }
 }

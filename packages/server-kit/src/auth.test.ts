@@ -31,6 +31,7 @@ describe('credentials file (A2)', () => {
     ['not JSON', '{'],
     ['not an array', '{}'],
     ['short token', '[{"token":"short","identity":"c","role":"coordinator"}]'],
+    ['token with a blank', '[{"token":"0123456789 abcdefXYZ","identity":"c","role":"worker"}]'],
     ['unknown role', '[{"token":"0123456789abcdefXYZ","identity":"c","role":"root"}]'],
     ['duplicate token', '[{"token":"0123456789abcdefXYZ","identity":"a","role":"worker"},{"token":"0123456789abcdefXYZ","identity":"b","role":"admin"}]'],
   ])('rejects %s with a CredentialsError', (name, text) => {
@@ -52,7 +53,7 @@ describe('bearer authentication and roles (A2, A3, A4)', () => {
     expect(auth.authenticate(withAuth('Bearer worker-token-0123456789'))).toMatchObject({ identity: 'w1', role: 'worker' });
   });
 
-  it.each([[undefined], ['Bearer nope-nope-nope-nope'], ['Basic d29ya2VyOng='], ['Bearer ']])('refuses %s as UNAUTHENTICATED', (header) => {
+  it.each([[undefined], ['Bearer nope-nope-nope-nope'], ['Basic d29ya2VyOng='], ['Bearer '], ['worker-token-0123456789']])('refuses %s as UNAUTHENTICATED', (header) => {
     expect(reasonOf(() => auth.authenticate(withAuth(header)))).toBe('UNAUTHENTICATED');
   });
 

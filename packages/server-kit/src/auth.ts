@@ -60,6 +60,8 @@ export function readCredentialsFile(path: string): Credential[] {
     if (typeof entry !== 'object' || entry === null) throw new CredentialsError(`${where}: must be an object`);
     const { token, identity, role } = entry as Record<string, unknown>;
     if (typeof token !== 'string' || token.length < 16) throw new CredentialsError(`${where}: token must be a string of at least 16 characters`);
+    // A bearer header cannot carry blanks inside the token, so such an entry could never match.
+    if (/\s/.test(token)) throw new CredentialsError(`${where}: token must not contain whitespace`);
     if (typeof identity !== 'string' || identity.length === 0) throw new CredentialsError(`${where}: identity must be a non-empty string`);
     if (!ROLES.includes(role as Role)) throw new CredentialsError(`${where}: role must be one of ${ROLES.join(', ')}`);
     if (seen.has(token)) throw new CredentialsError(`${where}: token is listed twice`);
@@ -79,8 +81,9 @@ export function bearerAuthenticator(credentials: readonly Credential[]): Authent
     enabled: true,
     authenticate(metadata: Metadata): Principal {
       const header = metadata.get('authorization')[0];
-      const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-      if (!match) throw new Failure('UNAUTHENTICATED', 'missing bearer token in "authorization" metadata');
+      if (header === undefined) throw new Failure('UNAUTHENTICATED', 'missing "authorization" metadata (expected "Bearer <token>")');
+      const match = typeof header === 'string' ? /^\s*Bearer\s+(\S+)\s*$/i.exec(header) : null;
+      if (!match) throw new Failure('UNAUTHENTICATED', 'malformed "authorization" metadata (expected "Bearer <token>")');
       const presented = digest(match[1]!);
       let found: Principal | undefined;
       for (const entry of entries) if (timingSafeEqual(entry.digest, presented)) found = entry.principal;

@@ -14,8 +14,8 @@ export interface Stoppable {
 
 /**
  * Runs a server until SIGTERM/SIGINT, then stops it and exits 0. A start-up
- * failure prints `fencer <service>: <message>` and exits 1; a second signal
- * exits at once.
+ * failure prints `fencer <service>: <message>` and exits 1; a second SIGINT
+ * during the stop exits at once.
  */
 export async function runUntilSignal(service: string, log: Logger, start: () => Promise<Stoppable>): Promise<void> {
   let running: Stoppable;
@@ -28,7 +28,12 @@ export async function runUntilSignal(service: string, log: Logger, start: () => 
   }
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) process.exit(1);
+    if (stopping) {
+      // Ctrl-C reaches the whole process group, and a supervisor (fencer
+      // cluster) then sends SIGTERM too: only a second Ctrl-C means "now".
+      if (signal === 'SIGINT') process.exit(1);
+      return;
+    }
     stopping = true;
     log.info({ signal }, 'stopping');
     running.stop().then(

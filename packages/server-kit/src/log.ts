@@ -1,3 +1,5 @@
+import { format } from 'node:util';
+import * as grpc from '@grpc/grpc-js';
 import { pino, type Logger } from 'pino';
 
 export type { Logger };
@@ -15,3 +17,16 @@ export function createLogger(service: string, level = process.env.FENCER_LOG_LEV
 
 /** A logger that drops everything; for in-process tests. */
 export const silentLogger: Logger = pino({ level: 'silent' });
+
+/**
+ * Routes grpc-js's own diagnostics (bind failures, channel errors) into `log`,
+ * so a server's stderr holds only JSON lines plus, on a failed start, the one
+ * plain-text reason line. Process-wide: call once, from a composition root.
+ */
+export function routeGrpcLogs(log: Logger): void {
+  grpc.setLogger({
+    error: (...args: unknown[]) => log.warn({ source: 'grpc-js' }, format(...args)),
+    info: (...args: unknown[]) => log.info({ source: 'grpc-js' }, format(...args)),
+    debug: (...args: unknown[]) => log.debug({ source: 'grpc-js' }, format(...args)),
+  });
+}

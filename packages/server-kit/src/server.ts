@@ -5,7 +5,7 @@ import * as grpc from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
 import * as protoLoader from '@grpc/proto-loader';
 import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
-import { LOADER_OPTIONS, packageDefinition } from '@fencer/proto';
+import { LOADER_OPTIONS, errorDetailsDefinition, packageDefinition } from '@fencer/proto';
 import { splitHostPort } from './cli-options.js';
 import type { Logger } from './log.js';
 
@@ -43,9 +43,10 @@ export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> 
   const health = new HealthImplementation({ '': 'NOT_SERVING', [spec.serviceName]: 'NOT_SERVING' });
   health.addToServer(server);
   // Reflect exactly what this server serves: its own service and health,
-  // not the other fencing.v1 service that shares the package definition.
+  // not the other fencing.v1 service that shares the package definition;
+  // plus the google.rpc error details, so tools can decode our statuses.
   new ReflectionService(
-    { ...packageDefinition, ...protoLoader.loadSync(healthProtoPath, LOADER_OPTIONS) },
+    { ...packageDefinition, ...errorDetailsDefinition, ...protoLoader.loadSync(healthProtoPath, LOADER_OPTIONS) },
     { services: [spec.serviceName, HEALTH_SERVICE] },
   ).addToServer(server);
 

@@ -96,6 +96,7 @@ describe('coordinator configuration', () => {
     ['an unreadable sink token file', { insecure: true, sinkTokenFile: join(dir, 'missing-token') }],
     ['an empty sink token file', { insecure: true, sinkTokenFile: file('empty-token', ' \n\t ') }],
     ['a sink token file with two tokens', { insecure: true, sinkTokenFile: file('two-tokens', 'a b') }],
+    ['a sink deadline past the timer range', { insecure: true, sinkDeadlineMs: 2 ** 31 }],
   ])('refuses %s with a one-line ConfigError', (_name, options) => {
     const base = { listen: '127.0.0.1:0', data: dir, sink: '127.0.0.1:1', requestRetentionMs: 1, sinkDeadlineMs: 1 };
     let error: unknown;

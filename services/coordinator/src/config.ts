@@ -10,6 +10,12 @@ export { ConfigError };
 /** How callers of the coordinator are authenticated: a credentials file (A2), or explicitly not at all. */
 export type CoordinatorAuth = ServerAuth;
 
+/**
+ * Upper bound of --sink-deadline-ms. Far beyond any useful wait, and below
+ * the 2^31 ms where timers overflow and every call would expire at once.
+ */
+export const MAX_SINK_DEADLINE_MS = 600_000;
+
 /** A validated, frozen coordinator configuration. */
 export interface CoordinatorConfig {
   /** HOST:PORT to serve gRPC on; port 0 picks a free port. */
@@ -48,6 +54,9 @@ interface RawOptions {
 /** Validates parsed options (reading the credentials and sink token files) into a frozen config. Throws ConfigError. */
 export function coordinatorConfig(options: RawOptions): CoordinatorConfig {
   const auth = serverAuth(options);
+  if (options.sinkDeadlineMs > MAX_SINK_DEADLINE_MS) {
+    throw new ConfigError(`--sink-deadline-ms must be at most ${MAX_SINK_DEADLINE_MS} (an Acquire waits that long for the sink)`);
+  }
   return Object.freeze({
     listen: options.listen,
     dataDir: options.data,

@@ -8,6 +8,7 @@ import {
   announceReady,
   bearerAuthenticator,
   createLogger,
+  routeGrpcLogs,
   insecureAuthenticator,
   runUntilSignal,
   serveMetrics,
@@ -126,6 +127,12 @@ export async function startCoordinator(config: CoordinatorConfig, deps: Coordina
 /** `fencer coordinator`: prints the ready line and runs until SIGTERM/SIGINT (exit 0). */
 export async function runCoordinator(config: CoordinatorConfig): Promise<void> {
   const log = createLogger('coordinator');
+  routeGrpcLogs(log);
+  if (config.auth.kind === 'credentials' && config.sinkToken === null) {
+    // A secured deployment almost always has a secured sink; without a token
+    // every Acquire would fail SINK_UNAVAILABLE (sink_code UNAUTHENTICATED).
+    log.warn('callers must authenticate but no --sink-token-file was given: the sink will see this coordinator as anonymous');
+  }
   await runUntilSignal('coordinator', log, async () => {
     const coordinator = await startCoordinator(config, { log });
     log.info(

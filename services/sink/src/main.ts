@@ -1,14 +1,13 @@
 // The composition root: store → engine → gRPC server → metrics. `startSink`
 // runs a sink in-process; `runSink` is the `fencer sink` process around it,
 // and the only code here that touches `process`.
-import { format } from 'node:util';
-import * as grpc from '@grpc/grpc-js';
 import { Counter, Histogram } from 'prom-client';
 import {
   DEFAULT_LIMITS,
   announceReady,
   bearerAuthenticator,
   createLogger,
+  routeGrpcLogs,
   insecureAuthenticator,
   registry,
   runUntilSignal,
@@ -81,8 +80,10 @@ export async function startSink(config: SinkConfig, options: { log?: Logger } = 
       listen: config.listen,
       register: (s) => s.addService(fencing.Sink.service, sinkHandlers(engine, { authenticator, log, limits })),
       // V2: far above the payload limit, so an oversize payload reaches
-      // validation and is answered INVALID_ARGUMENT naming `payload`.
-      maxReceiveMessageBytes: Math.max(4 * 1024 * 1024, 4 * config.maxPayloadBytes),
+      // validation and is answered INVALID_ARGUMENT naming `payload`. Only a
+      // message past this bound (64 MiB by default) is RESOURCE_EXHAUSTED:
+      // the price of never buffering unbounded input.
+      maxReceiveMessageBytes: Math.max(64 * 1024 * 1024, 4 * config.maxPayloadBytes),
       log,
     });
     if (config.metrics !== undefined) {
@@ -120,13 +121,7 @@ export async function startSink(config: SinkConfig, options: { log?: Logger } = 
  */
 export async function runSink(config: SinkConfig): Promise<void> {
   const log = createLogger('sink');
-  // grpc-js's own diagnostics become JSON log lines too, so stderr holds only
-  // JSON logs plus, on a failed start, the one plain-text reason line.
-  grpc.setLogger({
-    error: (...args: unknown[]) => log.warn({ source: 'grpc-js' }, format(...args)),
-    info: (...args: unknown[]) => log.info({ source: 'grpc-js' }, format(...args)),
-    debug: (...args: unknown[]) => log.debug({ source: 'grpc-js' }, format(...args)),
-  });
+  routeGrpcLogs(log);
   await runUntilSignal('sink', log, async () => {
     const sink = await startSink(config, { log });
     void sink.storeFailed.then(() => process.exit(1));

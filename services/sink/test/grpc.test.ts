@@ -9,7 +9,7 @@ import { eventually, tempDir } from '@fencer/testkit';
 import { startSink, sinkConfig, type RunningSink } from '../src/index.js';
 import { memoryStore } from '../src/adapters/memory-store.js';
 import { SinkEngine } from '../src/core/sink-engine.js';
-import { failureOf, healthStatus, readOrMissing, reflectedServices, serveSinkApi, sinkClient, type TestSinkClient } from './helpers.js';
+import { failureOf, healthStatus, readOrMissing, reflect, reflectedServices, serveSinkApi, sinkClient, type TestSinkClient } from './helpers.js';
 
 const CODE = { OK: 0, INVALID_ARGUMENT: 3, NOT_FOUND: 5, ALREADY_EXISTS: 6, PERMISSION_DENIED: 7, FAILED_PRECONDITION: 9, UNAVAILABLE: 14, UNAUTHENTICATED: 16 };
 const TOKENS = { coordinator: 'coordinator-token-0001', worker: 'worker-token-000000001', admin: 'admin-token-0000000001' } as const;
@@ -121,6 +121,14 @@ describe('standard services', () => {
     const services = await reflectedServices(sink.address);
     expect([...services].sort()).toEqual(['fencing.v1.Sink', 'grpc.health.v1.Health']);
   });
+
+  it('reflection describes google.rpc.ErrorInfo and BadRequest, so tools can decode error details', async () => {
+    for (const symbol of ['google.rpc.ErrorInfo', 'google.rpc.BadRequest', 'google.rpc.Status']) {
+      const response = await reflect(sink.address, { file_containing_symbol: symbol });
+      expect(response.error_response).toBeUndefined();
+      expect(response.file_descriptor_response?.file_descriptor_proto.length).toBeGreaterThan(0);
+    }
+  });
 });
 
 describe('authentication and authorization (A2, A4)', () => {
@@ -231,6 +239,11 @@ describe('validation of every field (V1, V2)', () => {
     const failure = await failureOf(worker.write({ resource: '', token: '0', result_id: '', payload: Buffer.alloc(MiB + 1) }));
     expect(failure.code).toBe(CODE.INVALID_ARGUMENT);
     expect(failure.fieldViolations.map((v) => v.field).sort()).toEqual(['payload', 'resource', 'result_id', 'token']);
+  });
+
+  it('a payload far over the limit, past gRPC\'s usual 4 MiB, is still INVALID_ARGUMENT naming payload (V2)', async () => {
+    const failure = await failureOf(worker.write({ resource: 'v', token: '1', result_id: 'huge', payload: Buffer.alloc(5 * MiB, 1) }));
+    expect([failure.code, failure.reason, failure.fieldViolations.map((v) => v.field)]).toEqual([CODE.INVALID_ARGUMENT, 'INVALID_FIELD', ['payload']]);
   });
 
   it('a payload of exactly the limit is accepted', async () => {

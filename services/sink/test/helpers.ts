@@ -98,24 +98,34 @@ export async function healthStatus(address: string, service: string): Promise<st
   }
 }
 
-/** Service names listed by server reflection (grpc.reflection.v1). */
-export async function reflectedServices(address: string): Promise<string[]> {
+/** One server-reflection (v1) request; resolves with the first response. */
+export async function reflect(address: string, request: Record<string, string>): Promise<{
+  list_services_response?: { service: { name: string }[] };
+  file_descriptor_response?: { file_descriptor_proto: Buffer[] };
+  error_response?: { error_code: number };
+}> {
   const require = createRequire(import.meta.url);
   const root = dirname(require.resolve('@grpc/reflection/package.json'));
   const definition = protoLoader.loadSync(join(root, 'build/proto/grpc/reflection/v1/reflection.proto'), loaderOptions);
   const loaded = grpc.loadPackageDefinition(definition) as any;
   const client = new loaded.grpc.reflection.v1.ServerReflection(address, grpc.credentials.createInsecure());
   try {
-    return await new Promise<string[]>((resolve, reject) => {
+    return await new Promise((resolve, reject) => {
       const call = client.ServerReflectionInfo();
-      call.on('data', (response: { list_services_response?: { service: { name: string }[] } }) => {
-        resolve((response.list_services_response?.service ?? []).map((s) => s.name));
+      call.on('data', (response: Awaited<ReturnType<typeof reflect>>) => {
+        resolve(response);
         call.end();
       });
       call.on('error', reject);
-      call.write({ list_services: '' });
+      call.write(request);
     });
   } finally {
     client.close();
   }
+}
+
+/** The service names server reflection (v1) lists. */
+export async function reflectedServices(address: string): Promise<string[]> {
+  const response = await reflect(address, { list_services: '' });
+  return (response.list_services_response?.service ?? []).map((s) => s.name);
 }

@@ -9,6 +9,9 @@ import type { LeaseStore } from './store.js';
 import type { AdvanceOutcome, SinkPort } from './sink-port.js';
 import type { AcquireParams, Grant, LeaseView, ReleaseParams, RenewParams, RequestRecord } from './model.js';
 
+/** Sink answers that mean this coordinator's credential is wrong or missing (A1). */
+const AUTH_CODES = new Set(['UNAUTHENTICATED', 'PERMISSION_DENIED']);
+
 /** Acquire's outcome (L2, L3, R1, R2). */
 export type AcquireOutcome =
   | { readonly kind: 'granted'; readonly lease: LeaseView }
@@ -144,6 +147,14 @@ export class Coordinator {
           if (attempt >= 2) return { kind: 'fence-conflict', fence: advance.fence };
           continue;
         case 'unavailable':
+          // The caller only sees SINK_UNAVAILABLE; the operator needs to know
+          // that a refused credential is a misconfiguration, not a blip.
+          deps.log.warn(
+            { resource: params.resource, token: String(token), sinkCode: advance.sinkCode },
+            AUTH_CODES.has(advance.sinkCode)
+              ? 'the sink refused this coordinator\'s credential (check --sink-token-file); nothing granted'
+              : 'the sink did not advance the fence; nothing granted',
+          );
           return { kind: 'sink-unavailable', sinkCode: advance.sinkCode };
         default:
           return unreachable(advance);
