@@ -39,7 +39,10 @@ export class RequestCheck {
     if (bytes === 0) this.#violate(field, 'must not be empty');
     else if (bytes > this.limits.maxIdBytes) this.#violate(field, `must be at most ${this.limits.maxIdBytes} bytes of UTF-8, got ${bytes}`);
     else if (CONTROL_CHARACTER.test(value)) this.#violate(field, 'must not contain control characters');
-    else if (value.includes('\uFFFD')) this.#violate(field, 'must be valid UTF-8');
+    // grpc-js decodes invalid UTF-8 into U+FFFD, so the two cannot be told
+    // apart after decoding; refusing U+FFFD keeps ids byte-exact across
+    // clients, at the cost of ids that contain a literal replacement char.
+    else if (value.includes('\uFFFD')) this.#violate(field, 'must be valid UTF-8 (U+FFFD is refused)');
     return value;
   }
 
