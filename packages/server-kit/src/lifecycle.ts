@@ -18,25 +18,10 @@ export interface Stoppable {
  * during the stop exits at once.
  */
 export async function runUntilSignal(service: string, log: Logger, start: () => Promise<Stoppable>): Promise<void> {
-  let running: Stoppable;
-  try {
-    running = await start();
-  } catch (error) {
-    log.debug({ err: error }, 'start-up failed');
-    process.stderr.write(`fencer ${service}: ${(error as Error).message}\n`);
-    process.exit(1);
-  }
+  let running: Stoppable | undefined;
   let stopping = false;
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) {
-      // Ctrl-C reaches the whole process group, and a supervisor (fencer
-      // cluster) then sends SIGTERM too: only a second Ctrl-C means "now".
-      if (signal === 'SIGINT') process.exit(1);
-      return;
-    }
-    stopping = true;
-    log.info({ signal }, 'stopping');
-    running.stop().then(
+  const stop = (server: Stoppable) =>
+    server.stop().then(
       () => {
         log.info('stopped');
         process.exit(0);
@@ -46,7 +31,27 @@ export async function runUntilSignal(service: string, log: Logger, start: () => 
         process.exit(1);
       },
     );
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      // Ctrl-C reaches the whole process group, and a supervisor (fencer
+      // cluster) then sends SIGTERM too: only a second Ctrl-C means "now".
+      if (signal === 'SIGINT') process.exit(1);
+      return;
+    }
+    stopping = true;
+    log.info({ signal }, 'stopping');
+    if (running) void stop(running);
   };
+  // Installed before start(): the ready line is printed inside it, and a
+  // supervisor may signal the moment it reads that line.
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  try {
+    running = await start();
+  } catch (error) {
+    log.debug({ err: error }, 'start-up failed');
+    process.stderr.write(`fencer ${service}: ${(error as Error).message}\n`);
+    process.exit(1);
+  }
+  if (stopping) void stop(running);
 }
