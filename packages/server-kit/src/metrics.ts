@@ -1,6 +1,8 @@
 // Prometheus metrics, one registry per process, served on --metrics HOST:PORT.
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { splitHostPort } from './cli-options.js';
+import { StartupError } from './startup-error.js';
 
 /** The process's registry; services add their own metrics to it. */
 export const registry = new Registry();
@@ -22,8 +24,19 @@ export const rpcSeconds = new Histogram({
   registers: [registry],
 });
 
-/** Serves GET /metrics; resolves with the bound address once listening. */
-export async function serveMetrics(host: string, port: number): Promise<{ address: string; server: Server }> {
+/** A running /metrics endpoint. */
+export interface MetricsEndpoint {
+  /** HOST:PORT actually bound. */
+  readonly address: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves GET /metrics on `listen` (HOST:PORT, port 0 allowed). Rejects with
+ * StartupError when the address cannot be bound.
+ */
+export async function serveMetrics(listen: string): Promise<MetricsEndpoint> {
+  const { host, port } = splitHostPort(listen);
   collectDefaultMetrics({ register: registry });
   const server = createServer((req, res) => {
     if (req.url !== '/metrics') {
@@ -36,10 +49,13 @@ export async function serveMetrics(host: string, port: number): Promise<{ addres
     );
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error) => reject(new StartupError(`cannot serve metrics on ${listen}: ${error.message}`)));
     server.listen(port, host, resolve);
   });
   const bound = server.address();
   const boundPort = typeof bound === 'object' && bound ? bound.port : port;
-  return { address: `${host}:${boundPort}`, server };
+  return {
+    address: `${host.includes(':') ? `[${host}]` : host}:${boundPort}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }

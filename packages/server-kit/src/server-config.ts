@@ -2,7 +2,7 @@
 // directory, how callers authenticate (A1/A2: credentials or an explicit
 // --insecure), metrics, and strict parsing of boolean environment variables.
 import { Command, Option } from 'commander';
-import { CredentialsError, readCredentialsFile, type Credential, type Role } from './auth.js';
+import { bearerAuthenticator, CredentialsError, insecureAuthenticator, readCredentialsFile, type Authenticator, type Credential, type Role } from './auth.js';
 import { hostPort } from './cli-options.js';
 
 /** A configuration the operator must fix; the message is one line. */
@@ -49,6 +49,11 @@ export function serverAuth(options: AuthOptions, rule: { requiredRole?: Role; wh
     path: options.credentials,
     credentials: Object.freeze(credentials.map((c) => Object.freeze({ ...c }))),
   });
+}
+
+/** The authenticator a resolved ServerAuth calls for. */
+export function authenticatorFor(auth: ServerAuth): Authenticator {
+  return auth.kind === 'insecure' ? insecureAuthenticator : bearerAuthenticator(auth.credentials);
 }
 
 /**

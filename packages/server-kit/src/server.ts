@@ -8,13 +8,12 @@ import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-
 import { LOADER_OPTIONS, errorDetailsDefinition, packageDefinition } from '@fencer/proto';
 import { splitHostPort } from './cli-options.js';
 import type { Logger } from './log.js';
+import { StartupError } from './startup-error.js';
+
+export { StartupError };
 
 const HEALTH_SERVICE = 'grpc.health.v1.Health';
 
-/** A failure to start that the operator can fix; its message is the whole story. */
-export class StartupError extends Error {
-  override name = 'StartupError';
-}
 
 export interface ServerSpec {
   /** Fully qualified service name, e.g. fencing.v1.Sink (health reports it). */

@@ -4,20 +4,19 @@
 // process around it, and the only code here that touches `process`.
 import { randomUUID } from 'node:crypto';
 import {
-  DEFAULT_LIMITS,
   announceReady,
-  bearerAuthenticator,
+  authenticatorFor,
   createLogger,
+  DEFAULT_LIMITS,
   routeGrpcLogs,
-  insecureAuthenticator,
   runUntilSignal,
   serveMetrics,
   silentLogger,
-  splitHostPort,
   startGrpcServer,
   systemClock,
   type Clock,
   type Logger,
+  type MetricsEndpoint,
   type RunningServer,
 } from '@fencer/server-kit';
 import { SERVICE_NAMES, fencing } from '@fencer/proto';
@@ -63,10 +62,10 @@ export async function startCoordinator(config: CoordinatorConfig, deps: Coordina
   const log = deps.log ?? silentLogger;
   const store = await LevelStore.open(config.dataDir);
   const sink = new GrpcSinkClient({ address: config.sink, token: config.sinkToken, deadlineMs: config.sinkDeadlineMs });
-  const authenticator = config.auth.kind === 'insecure' ? insecureAuthenticator : bearerAuthenticator(config.auth.credentials);
+  const authenticator = authenticatorFor(config.auth);
   let core: Coordinator | undefined;
   let server: RunningServer | undefined;
-  let metricsServer: Awaited<ReturnType<typeof serveMetrics>> | undefined;
+  let metricsServer: MetricsEndpoint | undefined;
   const sweepers: Sweeper[] = [];
   try {
     const opened = await Coordinator.open({
@@ -86,10 +85,7 @@ export async function startCoordinator(config: CoordinatorConfig, deps: Coordina
       maxReceiveMessageBytes: 4 * 1024 * 1024,
       log,
     });
-    if (config.metrics !== undefined) {
-      const { host, port } = splitHostPort(config.metrics);
-      metricsServer = await serveMetrics(host, port);
-    }
+    if (config.metrics !== undefined) metricsServer = await serveMetrics(config.metrics);
     const onSweepError = (what: string) => (error: unknown) => log.error({ err: error }, `${what} sweep failed`);
     if (config.fenceOnExpiry) {
       sweepers.push(startSweeper(deps.fenceSweepIntervalMs ?? 100, () => opened.fenceExpiredLeases(), onSweepError('fence-on-expiry')));
@@ -117,7 +113,7 @@ export async function startCoordinator(config: CoordinatorConfig, deps: Coordina
         // A call whose client gave up no longer holds the server open, but its
         // Acquire may still be between the sink and the store.
         await running.core.close();
-        await new Promise<void>((resolve) => (running.metricsServer ? running.metricsServer.server.close(() => resolve()) : resolve()));
+        await running.metricsServer?.close();
         sink.close();
         await store.close();
       })()),

@@ -3,20 +3,19 @@
 // and the only code here that touches `process`.
 import { Counter, Histogram } from 'prom-client';
 import {
-  DEFAULT_LIMITS,
   announceReady,
-  bearerAuthenticator,
+  authenticatorFor,
   createLogger,
-  routeGrpcLogs,
-  insecureAuthenticator,
+  DEFAULT_LIMITS,
   registry,
+  routeGrpcLogs,
   runUntilSignal,
   serveMetrics,
   silentLogger,
-  splitHostPort,
   startGrpcServer,
   StartupError,
   type Logger,
+  type MetricsEndpoint,
   type RunningServer,
 } from '@fencer/server-kit';
 import { SERVICE_NAMES, fencing } from '@fencer/proto';
@@ -70,10 +69,10 @@ export async function startSink(config: SinkConfig, options: { log?: Logger } = 
   const storeFailed = store.whenFailed();
   void storeFailed.then((error) => log.fatal({ err: error }, 'storage failed; refusing all calls'));
   const engine = new SinkEngine(store);
-  const authenticator = config.auth.kind === 'insecure' ? insecureAuthenticator : bearerAuthenticator(config.auth.credentials);
+  const authenticator = authenticatorFor(config.auth);
   const limits = { ...DEFAULT_LIMITS, maxPayloadBytes: config.maxPayloadBytes };
   let server: RunningServer | undefined;
-  let metricsServer: Awaited<ReturnType<typeof serveMetrics>> | undefined;
+  let metricsServer: MetricsEndpoint | undefined;
   try {
     server = await startGrpcServer({
       serviceName: SERVICE_NAMES.sink,
@@ -86,12 +85,7 @@ export async function startSink(config: SinkConfig, options: { log?: Logger } = 
       maxReceiveMessageBytes: Math.max(64 * 1024 * 1024, 4 * config.maxPayloadBytes),
       log,
     });
-    if (config.metrics !== undefined) {
-      const { host, port } = splitHostPort(config.metrics);
-      metricsServer = await serveMetrics(host, port).catch((error: Error) => {
-        throw new StartupError(`cannot serve metrics on ${config.metrics}: ${error.message}`);
-      });
-    }
+    if (config.metrics !== undefined) metricsServer = await serveMetrics(config.metrics);
   } catch (error) {
     await server?.stop(0);
     await store.close();
@@ -108,7 +102,7 @@ export async function startSink(config: SinkConfig, options: { log?: Logger } = 
       (stopping ??= (async () => {
         // Calls in progress finish (and get their durable answers) before the store closes.
         await grpcServer.stop();
-        await new Promise<void>((resolve) => (metricsServer ? metricsServer.server.close(() => resolve()) : resolve()));
+        await metricsServer?.close();
         await store.close();
       })()),
   };
