@@ -17,7 +17,13 @@ export * from './unary-call.js';
 
 const rawOptions = JSON.parse(
   readFileSync(new URL('../loader-options.json', import.meta.url), 'utf8'),
-) as { keepCase: boolean; longs: 'String'; enums: 'String'; defaults: boolean; oneofs: boolean };
+) as { keepCase: boolean; longs: string; enums: string; defaults: boolean; oneofs: boolean };
+// Every consumer relies on uint64 as decimal strings and enums as names; a
+// JSON edit to anything else would regenerate matching types but load
+// numbers, so it must fail here rather than pass type-checking.
+if (rawOptions.longs !== 'String' || rawOptions.enums !== 'String') {
+  throw new Error('proto/loader-options.json: longs and enums must be "String"');
+}
 
 /** The exact loadSync options of the generated types (see scripts/gen-types.mjs). */
 export const LOADER_OPTIONS: protoLoader.Options = Object.freeze({
@@ -27,12 +33,9 @@ export const LOADER_OPTIONS: protoLoader.Options = Object.freeze({
   includeDirs: [fileURLToPath(new URL('..', import.meta.url))],
 });
 
-/** Paths of the contract's .proto files, relative to the proto/ folder. */
-export const PROTO_FILES = ['fencing/v1/sink.proto', 'fencing/v1/coordinator.proto'] as const;
-
 /** Both services' package definition, also what server reflection serves. */
 export const packageDefinition: protoLoader.PackageDefinition = protoLoader.loadSync(
-  [...PROTO_FILES],
+  ['fencing/v1/sink.proto', 'fencing/v1/coordinator.proto'],
   LOADER_OPTIONS,
 );
 
@@ -50,7 +53,7 @@ const loaded = grpc.loadPackageDefinition(packageDefinition) as unknown as SinkP
 /** Client constructors and service definitions of fencing.v1. */
 export const fencing = {
   Sink: loaded.fencing.v1.Sink,
-  Coordinator: (loaded as unknown as CoordinatorProto).fencing.v1.Coordinator,
+  Coordinator: loaded.fencing.v1.Coordinator,
 } as const;
 
 /** Fully qualified service names, as health checks and reflection know them. */

@@ -23,6 +23,9 @@ const TYPE_URL_PREFIX = 'type.googleapis.com/';
 const ERROR_INFO_URL = TYPE_URL_PREFIX + 'google.rpc.ErrorInfo';
 const BAD_REQUEST_URL = TYPE_URL_PREFIX + 'google.rpc.BadRequest';
 
+/** The domain of every ErrorInfo fencing.v1 sends; reasons are unique within it. */
+export const ERROR_DOMAIN = 'fencing.v1';
+
 /** The `grpc-status-details-bin` metadata key grpc-js and other stacks read. */
 export const STATUS_DETAILS_KEY = 'grpc-status-details-bin';
 
@@ -87,9 +90,9 @@ export function decodeStatusDetails(bytes: Uint8Array): StatusDetails {
 /** What a client branches on: the gRPC code and the protocol reason. */
 export interface RemoteFailure {
   code: number;
-  /** The ErrorInfo reason, else the `fencing-reason` trailer, else ''. */
+  /** The reason of an ErrorInfo in ERROR_DOMAIN, else the `fencing-reason` trailer, else ''. */
   reason: string;
-  /** ErrorInfo metadata, such as `fence` or `remaining_ms`. */
+  /** That ErrorInfo's metadata, such as `fence` or `remaining_ms`; {} without one. */
   metadata: Record<string, string>;
   fieldViolations: FieldViolation[];
   message: string;
@@ -105,6 +108,8 @@ interface MetadataLike {
 /**
  * Reads code, reason and details from an error a grpc-js client returned.
  * Never throws: a malformed or absent details trailer yields empty details.
+ * An ErrorInfo of another domain (a proxy's, say) is not ours to branch on:
+ * reasons are only unique within their domain.
  */
 export function remoteFailure(error: { code?: number; details?: string; metadata?: MetadataLike }): RemoteFailure {
   const failure: RemoteFailure = {
@@ -120,7 +125,7 @@ export function remoteFailure(error: { code?: number; details?: string; metadata
   if (bin instanceof Buffer) {
     try {
       const details = decodeStatusDetails(bin);
-      if (details.errorInfo) {
+      if (details.errorInfo?.domain === ERROR_DOMAIN) {
         failure.reason = details.errorInfo.reason;
         failure.metadata = details.errorInfo.metadata;
       }

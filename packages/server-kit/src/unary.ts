@@ -3,15 +3,12 @@
 // details and the `fencing-reason` trailer; anything else becomes INTERNAL
 // with a bare message, the stack going to the log only.
 import * as grpc from '@grpc/grpc-js';
-import { REASON_KEY, STATUS_DETAILS_KEY, encodeStatusDetails } from '@fencer/proto';
+import { ERROR_DOMAIN, REASON_KEY, STATUS_DETAILS_KEY, encodeStatusDetails } from '@fencer/proto';
 import { REASON_CODES } from './core/reasons.js';
 import { authorize, type Authenticator, type Principal, type Role } from './auth.js';
 import { Failure } from './failure.js';
 import type { Logger } from './log.js';
 import { rpcCalls, rpcSeconds } from './metrics.js';
-
-/** The error domain of every ErrorInfo this project sends. */
-export const ERROR_DOMAIN = 'fencing.v1';
 
 /** What a handler knows about its call besides the request. */
 export interface CallContext {
@@ -19,9 +16,14 @@ export interface CallContext {
   readonly log: Logger;
 }
 
+/** A protocol handler: resolves with the response or throws a Failure (anything else is INTERNAL). */
 export type UnaryHandler<Req, Res> = (request: Req, context: CallContext) => Promise<Res>;
 
-/** Builds grpc-js unary handlers that share auth, error mapping, logging and metrics. */
+/**
+ * Builds grpc-js unary handlers that share auth, error mapping, logging and
+ * metrics. `unary(method, roles, handle)` admits only `roles` (A4; every role
+ * when auth is off) and never lets an exception escape as anything but a status.
+ */
 export function unaryFactory(options: { service: string; authenticator: Authenticator; log: Logger }) {
   const { service, authenticator, log } = options;
   return function unary<Req, Res>(
@@ -53,8 +55,8 @@ export function unaryFactory(options: { service: string; authenticator: Authenti
   };
 }
 
-/** Maps a thrown value to a status; exported for streaming handlers later. */
-export function toStatus(error: unknown, method: string, log: Logger): grpc.ServiceError {
+/** Maps a thrown value to a status: a Failure keeps its reason, anything else is a bare INTERNAL. */
+function toStatus(error: unknown, method: string, log: Logger): grpc.ServiceError {
   const failure =
     error instanceof Failure ? error : new Failure('INTERNAL', 'internal error');
   if (!(error instanceof Failure)) log.error({ err: error, method }, 'handler failed');
