@@ -57,6 +57,16 @@ describe('bearer authentication and roles (A2, A3, A4)', () => {
     expect(reasonOf(() => auth.authenticate(withAuth(header)))).toBe('UNAUTHENTICATED');
   });
 
+  it('refuses two authorization values as UNAUTHENTICATED, even when one is valid', () => {
+    const metadata = withAuth('Bearer worker-token-0123456789');
+    metadata.add('authorization', 'Bearer coordinator-token-0123');
+    expect(reasonOf(() => auth.authenticate(metadata))).toBe('UNAUTHENTICATED');
+  });
+
+  it('accepts the scheme in any case and blanks around the token', () => {
+    expect(auth.authenticate(withAuth('  bearer   worker-token-0123456789 '))).toMatchObject({ identity: 'w1' });
+  });
+
   it('refuses a known identity with the wrong role as PERMISSION_DENIED', () => {
     const worker = auth.authenticate(withAuth('Bearer worker-token-0123456789'));
     expect(reasonOf(() => authorize(worker, 'AdvanceFence', ['coordinator']))).toBe('PERMISSION_DENIED');

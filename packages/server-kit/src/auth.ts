@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import type { Metadata } from '@grpc/grpc-js';
 import { Failure } from './failure.js';
 
+/** Every role a credential can carry (A4 says which may call what). */
 export const ROLES = ['coordinator', 'worker', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
 
@@ -80,8 +81,12 @@ export function bearerAuthenticator(credentials: readonly Credential[]): Authent
   return Object.freeze({
     enabled: true,
     authenticate(metadata: Metadata): Principal {
-      const header = metadata.get('authorization')[0];
-      if (header === undefined) throw new Failure('UNAUTHENTICATED', 'missing "authorization" metadata (expected "Bearer <token>")');
+      const headers = metadata.get('authorization');
+      if (headers.length === 0) throw new Failure('UNAUTHENTICATED', 'missing "authorization" metadata (expected "Bearer <token>")');
+      // Two credentials (say a proxy's and the client's) name no one caller:
+      // picking either would let the order of headers choose the identity.
+      if (headers.length > 1) throw new Failure('UNAUTHENTICATED', 'more than one "authorization" value (expected one "Bearer <token>")');
+      const header = headers[0];
       const match = typeof header === 'string' ? /^\s*Bearer\s+(\S+)\s*$/i.exec(header) : null;
       if (!match) throw new Failure('UNAUTHENTICATED', 'malformed "authorization" metadata (expected "Bearer <token>")');
       const presented = digest(match[1]!);

@@ -3,15 +3,18 @@
 import type { FieldViolation } from '@fencer/proto';
 import { Failure } from './failure.js';
 
-/** V2's limits; each is configurable, these are the protocol's defaults. */
+/** V2's limits; each is configurable. */
 export interface Limits {
   /** Max UTF-8 bytes of resource, owner_id, result_id, request_id, grant_id. */
   readonly maxIdBytes: number;
+  /** Inclusive TTL bounds of Acquire and Renew. */
   readonly minTtlMs: number;
   readonly maxTtlMs: number;
+  /** Max bytes of a Write's payload. */
   readonly maxPayloadBytes: number;
 }
 
+/** The protocol's defaults (V2): 512-byte ids, TTLs of 100 ms to 24 h, 1 MiB payloads. */
 export const DEFAULT_LIMITS: Limits = Object.freeze({
   maxIdBytes: 512,
   minTtlMs: 100,
@@ -46,22 +49,17 @@ export class RequestCheck {
     return value;
   }
 
-  /** A uint64 that must be > 0 (tokens, incarnations). */
+  /** A uint64 that must be > 0 (tokens, incarnations); 0n when invalid. */
   positive(field: string, value: string): bigint {
     const parsed = this.#uint64(field, value);
     if (parsed === 0n) this.#violate(field, 'must be greater than 0');
-    return parsed;
+    return parsed ?? 0n;
   }
 
-  /** A uint64 that may be 0 (a fence query, say). */
-  uint64(field: string, value: string): bigint {
-    return this.#uint64(field, value);
-  }
-
-  /** A TTL within [minTtlMs, maxTtlMs]; with `zeroKeeps`, 0 is allowed too (Renew). */
+  /** A TTL in ms within [minTtlMs, maxTtlMs]; with `zeroKeeps`, 0 is allowed too (Renew). 0 when invalid. */
   ttlMs(field: string, value: string, options: { zeroKeeps?: boolean } = {}): number {
     const parsed = this.#uint64(field, value);
-    if (parsed === 0n && options.zeroKeeps) return 0;
+    if (parsed === undefined || (parsed === 0n && options.zeroKeeps)) return 0;
     if (parsed < BigInt(this.limits.minTtlMs) || parsed > BigInt(this.limits.maxTtlMs)) {
       this.#violate(field, `must be between ${this.limits.minTtlMs} and ${this.limits.maxTtlMs} ms${options.zeroKeeps ? ', or 0 to keep the current TTL' : ''}`);
       return 0;
@@ -90,12 +88,13 @@ export class RequestCheck {
     );
   }
 
-  #uint64(field: string, value: string): bigint {
+  /** The value, or undefined once the field has its one violation. */
+  #uint64(field: string, value: string): bigint | undefined {
     // grpc-js hands uint64 over as decimal strings (longs: String); anything
     // else means a client bypassed the codec, which is still bad input.
     if (!/^\d{1,20}$/.test(value) || BigInt(value) > UINT64_MAX) {
       this.#violate(field, 'must be an unsigned 64-bit integer');
-      return 0n;
+      return undefined;
     }
     return BigInt(value);
   }
