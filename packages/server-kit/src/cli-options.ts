@@ -10,6 +10,11 @@ export function splitHostPort(value: string): { host: string; port: number } {
   return { host: (match[1] ?? match[2])!, port };
 }
 
+/** HOST:PORT again, with an IPv6 host in brackets: the form splitHostPort reads. */
+export function joinHostPort(host: string, port: number): string {
+  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
 /** Commander parser for HOST:PORT; returns the value unchanged. */
 export function hostPort(value: string): string {
   splitHostPort(value);

@@ -1,7 +1,7 @@
 // Prometheus metrics, one registry per process, served on --metrics HOST:PORT.
 import { createServer } from 'node:http';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { splitHostPort } from './cli-options.js';
+import { joinHostPort, splitHostPort } from './cli-options.js';
 import { StartupError } from './startup-error.js';
 
 /** The process's registry; services add their own metrics to it. */
@@ -31,13 +31,20 @@ export interface MetricsEndpoint {
   close(): Promise<void>;
 }
 
+// prom-client refuses to register the default metrics twice in one registry,
+// and a process (a test, say) may serve several endpoints over its life.
+let defaultMetricsCollected = false;
+
 /**
  * Serves GET /metrics on `listen` (HOST:PORT, port 0 allowed). Rejects with
  * StartupError when the address cannot be bound.
  */
 export async function serveMetrics(listen: string): Promise<MetricsEndpoint> {
   const { host, port } = splitHostPort(listen);
-  collectDefaultMetrics({ register: registry });
+  if (!defaultMetricsCollected) {
+    collectDefaultMetrics({ register: registry });
+    defaultMetricsCollected = true;
+  }
   const server = createServer((req, res) => {
     if (req.url !== '/metrics') {
       res.writeHead(404).end('only /metrics is served here\n');
@@ -55,7 +62,7 @@ export async function serveMetrics(listen: string): Promise<MetricsEndpoint> {
   const bound = server.address();
   const boundPort = typeof bound === 'object' && bound ? bound.port : port;
   return {
-    address: `${host.includes(':') ? `[${host}]` : host}:${boundPort}`,
+    address: joinHostPort(host, boundPort),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -6,7 +6,7 @@ import { ReflectionService } from '@grpc/reflection';
 import * as protoLoader from '@grpc/proto-loader';
 import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
 import { LOADER_OPTIONS, errorDetailsDefinition, packageDefinition } from '@fencer/proto';
-import { splitHostPort } from './cli-options.js';
+import { joinHostPort, splitHostPort } from './cli-options.js';
 import type { Logger } from './log.js';
 import { StartupError } from './startup-error.js';
 
@@ -14,10 +14,11 @@ export { StartupError };
 
 const HEALTH_SERVICE = 'grpc.health.v1.Health';
 
-
+/** What startGrpcServer serves, and where. */
 export interface ServerSpec {
   /** Fully qualified service name, e.g. fencing.v1.Sink (health reports it). */
   readonly serviceName: string;
+  /** HOST:PORT to bind; port 0 picks a free one. */
   readonly listen: string;
   /** Adds the protocol service's handlers to the server. */
   readonly register: (server: grpc.Server) => void;
@@ -26,13 +27,22 @@ export interface ServerSpec {
   readonly log: Logger;
 }
 
+/** A bound, serving server. */
 export interface RunningServer {
   /** HOST:PORT actually bound (the real port when 0 was asked for). */
   readonly address: string;
-  /** Stops taking calls, lets running ones finish for up to `graceMs`, then cancels them. */
+  /**
+   * Reports NOT_SERVING (health watchers get it, then their stream ends),
+   * stops taking calls, lets running ones finish for up to `graceMs`, then
+   * cancels them. A second call with a shorter grace can force a slow stop.
+   */
   stop(graceMs?: number): Promise<void>;
 }
 
+/**
+ * Starts `spec.serviceName` with health (SERVING once bound) and reflection.
+ * Rejects with StartupError when the address cannot be bound, leaving nothing open.
+ */
 export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> {
   const { host } = splitHostPort(spec.listen);
   const server = new grpc.Server({
@@ -40,7 +50,23 @@ export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> 
   });
   spec.register(server);
   const health = new HealthImplementation({ '': 'NOT_SERVING', [spec.serviceName]: 'NOT_SERVING' });
-  health.addToServer(server);
+  // A health Watch stream never ends by itself, and a graceful shutdown waits
+  // for every open call: without ending them, one load balancer watching
+  // would hold every stop for its whole grace period and then be cancelled.
+  const watches = new Set<grpc.ServerWritableStream<unknown, unknown>>();
+  health.addToServer({
+    addService: (service: grpc.ServiceDefinition, implementation: grpc.UntypedServiceImplementation) => {
+      const watch = implementation.watch as grpc.handleServerStreamingCall<unknown, unknown>;
+      server.addService(service, {
+        ...implementation,
+        watch: (call: grpc.ServerWritableStream<unknown, unknown>) => {
+          watches.add(call);
+          call.once('cancelled', () => watches.delete(call));
+          watch(call);
+        },
+      });
+    },
+  } as unknown as grpc.Server);
   // Reflect exactly what this server serves: its own service and health,
   // not the other fencing.v1 service that shares the package definition;
   // plus the google.rpc error details, so tools can decode our statuses.
@@ -49,22 +75,28 @@ export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> 
     { services: [spec.serviceName, HEALTH_SERVICE] },
   ).addToServer(server);
 
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(spec.listen, grpc.ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(new StartupError(`cannot listen on ${spec.listen}: ${error.message}`)) : resolve(bound),
-    ),
-  );
+  let port: number;
+  try {
+    port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync(spec.listen, grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
+    );
+  } catch (error) {
+    server.forceShutdown();
+    throw new StartupError(`cannot listen on ${spec.listen}: ${(error as Error).message}`);
+  }
   health.setStatus('', 'SERVING');
   health.setStatus(spec.serviceName, 'SERVING');
-  const address = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const address = joinHostPort(host, port);
   spec.log.info({ address }, 'listening');
 
   return {
     address,
-    async stop(graceMs = 5_000) {
-      health.setStatus('', 'NOT_SERVING');
-      health.setStatus(spec.serviceName, 'NOT_SERVING');
-      await new Promise<void>((resolve) => {
+    stop: (graceMs = 5_000) =>
+      new Promise<void>((resolve) => {
+        health.setStatus('', 'NOT_SERVING');
+        health.setStatus(spec.serviceName, 'NOT_SERVING');
+        for (const call of watches) call.end();
+        watches.clear();
         const force = setTimeout(() => {
           server.forceShutdown();
           resolve();
@@ -73,7 +105,6 @@ export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> 
           clearTimeout(force);
           resolve();
         });
-      });
-    },
+      }),
   };
 }

@@ -1,0 +1,31 @@
+// serveMetrics as a scraper meets it: GET /metrics in Prometheus text, any
+// number of endpoints over one process's life, a taken address as StartupError.
+import { describe, expect, it } from 'vitest';
+import { serveMetrics } from './metrics.js';
+import { StartupError } from './startup-error.js';
+
+describe('serveMetrics', () => {
+  it('serves /metrics with the RPC and process metrics, and only /metrics', async () => {
+    const endpoint = await serveMetrics('127.0.0.1:0');
+    const response = await fetch(`http://${endpoint.address}/metrics`);
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expect(text).toContain('# TYPE fencer_rpc_calls_total counter');
+    expect(text).toContain('process_cpu_user_seconds_total');
+    expect((await fetch(`http://${endpoint.address}/`)).status).toBe(404);
+    await endpoint.close();
+  });
+
+  it('a second endpoint in the same process starts too (and may run beside the first)', async () => {
+    const first = await serveMetrics('127.0.0.1:0');
+    const second = await serveMetrics('127.0.0.1:0');
+    expect((await fetch(`http://${second.address}/metrics`)).status).toBe(200);
+    await Promise.all([first.close(), second.close()]);
+  });
+
+  it('a taken address is a StartupError', async () => {
+    const first = await serveMetrics('127.0.0.1:0');
+    await expect(serveMetrics(first.address)).rejects.toBeInstanceOf(StartupError);
+    await first.close();
+  });
+});
