@@ -3,11 +3,11 @@
 // gets a working, authenticated pair with one command. (The fault proxy
 // joins this line-up with its own issue.)
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
-import { ConfigError, configuredCommand, hostPort, readCredentialsFile, spawnReady, type ReadyChild } from '@fencer/server-kit';
+import { ConfigError, configuredCommand, hostPort, positiveInteger, readCredentialsFile, spawnReady, type ReadyChild } from '@fencer/server-kit';
 
 const FENCER_BIN = fileURLToPath(new URL('../bin/fencer.js', import.meta.url));
 
@@ -19,6 +19,7 @@ const GENERATED_IDENTITIES = [
   { identity: 'worker-b', role: 'worker' },
 ] as const;
 
+/** `fencer cluster`: the sink and the coordinator as supervised child processes (see runCluster). */
 export function clusterCommand(): Command {
   return configuredCommand(
     new Command('cluster').description('run a sink and a coordinator as separate processes, with generated credentials; Ctrl-C stops both'),
@@ -27,6 +28,7 @@ export function clusterCommand(): Command {
       new Option('--sink-listen <host:port>', 'sink address').default('127.0.0.1:50051').argParser(hostPort).env('FENCER_CLUSTER_SINK_LISTEN'),
       new Option('--coordinator-listen <host:port>', 'coordinator address').default('127.0.0.1:50052').argParser(hostPort).env('FENCER_CLUSTER_COORDINATOR_LISTEN'),
       new Option('--insecure', 'no credentials at all (local experiments only)').env('FENCER_CLUSTER_INSECURE'),
+      new Option('--stop-grace-ms <n>', 'how long each child may take to stop before it is killed').default(10_000).argParser(positiveInteger).env('FENCER_CLUSTER_STOP_GRACE_MS'),
     ],
     prepareCluster,
     runCluster,
@@ -39,10 +41,12 @@ interface ClusterPlan {
   readonly coordinatorListen: string;
   /** Null with --insecure. */
   readonly auth: { credentialsFile: string; sinkTokenFile: string } | null;
+  /** SIGTERM to SIGKILL, per child. */
+  readonly stopGraceMs: number;
 }
 
 /** Creates the data directory and credentials; a path that cannot hold them is a ConfigError. */
-function prepareCluster(options: { data: string; sinkListen: string; coordinatorListen: string; insecure?: boolean }): ClusterPlan {
+function prepareCluster(options: { data: string; sinkListen: string; coordinatorListen: string; insecure?: boolean; stopGraceMs: number }): ClusterPlan {
   const data = resolve(options.data);
   try {
     mkdirSync(join(data, 'logs'), { recursive: true });
@@ -54,39 +58,61 @@ function prepareCluster(options: { data: string; sinkListen: string; coordinator
     sinkListen: options.sinkListen,
     coordinatorListen: options.coordinatorListen,
     auth: options.insecure ? null : ensureCredentials(data),
+    stopGraceMs: options.stopGraceMs,
   };
 }
 
-async function runCluster(options: ClusterPlan): Promise<void> {
-  const { data, auth } = options;
+/**
+ * Starts the sink, then the coordinator wired to it, and prints one ready
+ * line. Exits 0 after a clean stop on SIGINT/SIGTERM; exits 1 when a child
+ * cannot start, dies on its own, or has to be killed: the cluster never
+ * outlives a child, nor leaves one behind.
+ */
+async function runCluster(plan: ClusterPlan): Promise<void> {
+  const { data, auth } = plan;
   const children: ReadyChild[] = [];
+  // A child still starting is not in `children` yet; a stop must end it too.
+  const starting = new Set<Promise<unknown>>();
+  const abortStarts = new AbortController();
   let stopping = false;
   const stopAll = async (code: number) => {
     if (stopping) return;
     stopping = true;
+    abortStarts.abort();
+    await Promise.allSettled(starting); // each settles only once its child is gone
     // Coordinator first: it depends on the sink, not the other way round.
     // (After Ctrl-C the children got SIGINT from the terminal already; they
     // ignore this SIGTERM while stopping and finish cleanly.)
     let clean = true;
     for (const { child, exited } of [...children].reverse()) {
       child.kill('SIGTERM');
+      const kill = setTimeout(() => child.kill('SIGKILL'), plan.stopGraceMs);
       if ((await exited).code !== 0) clean = false;
+      clearTimeout(kill);
     }
     process.exit(code === 0 && !clean ? 1 : code);
   };
   process.on('SIGINT', () => void stopAll(0));
   process.on('SIGTERM', () => void stopAll(0));
 
-  const start = async (service: 'sink' | 'coordinator', args: string[]) => {
+  const start = async (service: 'sink' | 'coordinator', args: string[]): Promise<ReadyChild | undefined> => {
     const log = join(data, 'logs', `${service}.log`);
+    const logFd = openSync(log, 'a');
+    const spawned = spawnReady(FENCER_BIN, [service, ...args], { stderrFd: logFd, signal: abortStarts.signal });
+    closeSync(logFd); // the child has its own copy
+    starting.add(spawned);
     let started: ReadyChild;
     try {
-      started = await spawnReady(FENCER_BIN, [service, ...args], { stderrFd: openSync(log, 'a') });
+      started = await spawned;
     } catch (error) {
+      if (stopping) return undefined; // stopped while starting: nothing to explain
       // The child's own one-line reason is the last line of its log.
       const reason = lastLine(log) ?? (error as Error).message.split('\n')[0];
       process.stderr.write(`fencer cluster: the ${service} did not start: ${reason} (log: ${log})\n`);
-      return stopAll(1).then(() => undefined);
+      await stopAll(1);
+      return undefined;
+    } finally {
+      starting.delete(spawned);
     }
     children.push(started);
     void started.exited.then(({ code, signal }) => {
@@ -94,27 +120,30 @@ async function runCluster(options: ClusterPlan): Promise<void> {
       process.stderr.write(`fencer cluster: the ${service} exited (code ${code}, signal ${signal}); see ${log}. Stopping.\n`);
       void stopAll(1);
     });
-    return started.ready.address;
+    return started;
   };
 
   const authArgs = (file: string | null) => (file ? ['--credentials', file] : ['--insecure']);
-  const sink = await start('sink', ['--listen', options.sinkListen, '--data', join(data, 'sink'), ...authArgs(auth?.credentialsFile ?? null)]);
-  if (!sink) return;
+  const sink = await start('sink', ['--listen', plan.sinkListen, '--data', join(data, 'sink'), ...authArgs(auth?.credentialsFile ?? null)]);
+  if (!sink || stopping) return;
   const coordinator = await start('coordinator', [
-    '--listen', options.coordinatorListen,
+    '--listen', plan.coordinatorListen,
     '--data', join(data, 'coordinator'),
-    '--sink', sink,
+    '--sink', sink.ready.address,
     ...(auth ? ['--sink-token-file', auth.sinkTokenFile] : []),
     ...authArgs(auth?.credentialsFile ?? null),
   ]);
-  if (!coordinator) return;
+  if (!coordinator || stopping) return;
 
-  process.stdout.write(JSON.stringify({ event: 'ready', service: 'cluster', address: coordinator, coordinator, sink }) + '\n');
+  const addresses = { sink: sink.ready.address, coordinator: coordinator.ready.address };
+  // The pids let tools (and tests) signal one child: SIGSTOP it, or kill it.
+  const pids = { sink: sink.child.pid, coordinator: coordinator.child.pid };
+  process.stdout.write(JSON.stringify({ event: 'ready', service: 'cluster', address: addresses.coordinator, ...addresses, pids }) + '\n');
   process.stdout.write(
     [
       '',
-      `  sink         ${sink}   data ${join(data, 'sink')}, log ${join(data, 'logs', 'sink.log')}`,
-      `  coordinator  ${coordinator}   data ${join(data, 'coordinator')}, log ${join(data, 'logs', 'coordinator.log')}`,
+      `  sink         ${addresses.sink}   data ${join(data, 'sink')}, log ${join(data, 'logs', 'sink.log')}`,
+      `  coordinator  ${addresses.coordinator}   data ${join(data, 'coordinator')}, log ${join(data, 'logs', 'coordinator.log')}`,
       auth
         ? `  credentials  ${auth.credentialsFile}   (workers: worker-a, worker-b; send "authorization: Bearer <token>")`
         : '  credentials  none (--insecure)',

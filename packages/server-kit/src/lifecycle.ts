@@ -2,20 +2,23 @@
 // on stderr, a clean stop on SIGTERM/SIGINT, a one-line message and exit 1
 // when it cannot start.
 import type { Logger } from './log.js';
+import { ConfigError } from './server-config.js';
+import { StartupError } from './startup-error.js';
 
-/** Prints the ready line tools wait for: {"event":"ready","service":...,"address":...}. */
+/** Prints the ready line tools wait for (spawnReady reads it): {"event":"ready","service":...,"address":...}. */
 export function announceReady(service: string, address: string, extra: Record<string, string> = {}): void {
   process.stdout.write(JSON.stringify({ event: 'ready', service, address, ...extra }) + '\n');
 }
 
+/** What runUntilSignal runs: anything with a stop that resolves once it is stopped. */
 export interface Stoppable {
   stop(): Promise<void>;
 }
 
 /**
- * Runs a server until SIGTERM/SIGINT, then stops it and exits 0. A start-up
- * failure prints `fencer <service>: <message>` and exits 1; a second SIGINT
- * during the stop exits at once.
+ * Runs a server until SIGTERM/SIGINT, then stops it and exits 0 (1 if the
+ * stop fails). A start-up failure prints `fencer <service>: <message>` and
+ * exits 1; a second SIGINT during the stop exits 1 at once.
  */
 export async function runUntilSignal(service: string, log: Logger, start: () => Promise<Stoppable>): Promise<void> {
   let running: Stoppable | undefined;
@@ -49,7 +52,10 @@ export async function runUntilSignal(service: string, log: Logger, start: () => 
   try {
     running = await start();
   } catch (error) {
-    log.debug({ err: error }, 'start-up failed');
+    // An operator's problem is the one line below; anything else is a bug,
+    // and its stack must reach the log.
+    const expected = error instanceof StartupError || error instanceof ConfigError;
+    log[expected ? 'debug' : 'error']({ err: error }, 'start-up failed');
     process.stderr.write(`fencer ${service}: ${(error as Error).message}\n`);
     process.exit(1);
   }

@@ -1,14 +1,18 @@
 import { format } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { pino, type Logger } from 'pino';
+import { ConfigError } from './server-config.js';
 
 export type { Logger };
 
+const LEVELS = [...Object.keys(pino.levels.values), 'silent'];
+
 /**
  * JSON logs on stderr (stdout carries only the ready line). Level from
- * FENCER_LOG_LEVEL, default info. bigint fields are logged as strings.
+ * FENCER_LOG_LEVEL, default info; an unknown level is a ConfigError.
  */
 export function createLogger(service: string, level = process.env.FENCER_LOG_LEVEL ?? 'info'): Logger {
+  if (!LEVELS.includes(level)) throw new ConfigError(`FENCER_LOG_LEVEL must be one of ${LEVELS.join(', ')}, got "${level}"`);
   return pino(
     { name: service, level, base: { service, pid: process.pid } },
     pino.destination({ fd: 2, sync: true }),

@@ -75,7 +75,7 @@ export function serverOptions(envPrefix: string, defaults: { listen: string; dat
  * FENCER_SINK_INSECURE=false would silently switch auth off. Only an explicit
  * yes counts; anything unclear is refused.
  */
-export function envFlag(name: string, value: string | undefined): boolean {
+function envFlag(name: string, value: string | undefined): boolean {
   const normalized = (value ?? '').trim().toLowerCase();
   if (['1', 'true', 'yes'].includes(normalized)) return true;
   if (['', '0', 'false', 'no'].includes(normalized)) return false;
@@ -85,7 +85,8 @@ export function envFlag(name: string, value: string | undefined): boolean {
 /**
  * Adds `options` and an action to `command`: boolean flags taken from the
  * environment are re-read strictly (envFlag), `build` validates into a frozen
- * config, and a ConfigError ends in a one-line `error: ...` and exit 1.
+ * config, and a ConfigError from `build` or `run` ends in a one-line
+ * `error: ...` and exit 1.
  */
 export function configuredCommand<O extends object, C>(
   command: Command,
@@ -95,7 +96,6 @@ export function configuredCommand<O extends object, C>(
 ): Command {
   for (const option of options) command.addOption(option);
   return command.showHelpAfterError(false).action(async (parsed: O, cmd: Command) => {
-    let config: C;
     try {
       for (const option of options) {
         const name = option.attributeName();
@@ -103,11 +103,10 @@ export function configuredCommand<O extends object, C>(
           (parsed as Record<string, unknown>)[name] = envFlag(option.envVar, process.env[option.envVar]);
         }
       }
-      config = build(parsed);
+      await run(build(parsed));
     } catch (error) {
       if (error instanceof ConfigError) cmd.error(`error: ${error.message}`, { code: 'fencer.config' });
       throw error;
     }
-    await run(config);
   });
 }

@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
+/** A child that printed its ready line. */
 export interface ReadyChild {
   readonly child: ChildProcess;
   /** The parsed ready line (`address`, `service`, and anything else it carried). */
@@ -12,60 +13,89 @@ export interface ReadyChild {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+/** Options of spawnReady. */
+export interface SpawnReadyOptions {
+  /** Added to this process's environment. */
+  env?: NodeJS.ProcessEnv;
+  /** How long the child may take to print its ready line; default 15000 ms. */
+  timeoutMs?: number;
+  /** A file descriptor for the child's stderr; by default it is piped to `onStderr`. */
+  stderrFd?: number;
+  /** Each piece of the child's stderr as text (never a split UTF-8 character). */
+  onStderr?: (text: string) => void;
+  /** Aborting before the ready line sends the child SIGTERM. */
+  signal?: AbortSignal;
+}
+
+// Enough to explain a failed start: the reason is the last thing a child says.
+const STDERR_TAIL_CHARS = 64 * 1024;
+
 /**
- * Spawns `node <script> <args>` and resolves once it prints its ready line.
- * Rejects (killing the child) if it exits first or is not ready in
- * `timeoutMs`; the error then carries the child's stderr.
+ * Spawns `node <script> <args>` and resolves once it prints its ready line
+ * (other stdout lines, JSON or not, are ignored). Rejects if it exits first,
+ * is aborted, or is not ready in `timeoutMs` (then it is SIGKILLed) — always
+ * only once the child has exited — with the tail of the child's stderr.
  */
-export function spawnReady(
-  script: string,
-  args: readonly string[],
-  options: {
-    env?: NodeJS.ProcessEnv;
-    timeoutMs?: number;
-    /** A file descriptor for the child's stderr; by default it is piped to `onStderr`. */
-    stderrFd?: number;
-    onStderr?: (text: string) => void;
-  } = {},
-): Promise<ReadyChild> {
+export function spawnReady(script: string, args: readonly string[], options: SpawnReadyOptions = {}): Promise<ReadyChild> {
   const stdio: StdioOptions = ['ignore', 'pipe', options.stderrFd ?? 'pipe'];
   const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...options.env }, stdio });
   let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    const text = chunk.toString();
-    if (stderr.length < 64 * 1024) stderr += text; // enough to explain a failed start
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (text: string) => {
+    stderr = (stderr + text).slice(-STDERR_TAIL_CHARS);
     options.onStderr?.(text);
   });
-  const describe = () => stderr;
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  const what = `${args.slice(0, 1).join(' ') || script}`;
-  const timeoutMs = options.timeoutMs ?? 15_000;
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${what} was not ready within ${timeoutMs} ms${suffix(describe)}`));
-    }, timeoutMs);
-    void exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      reject(new Error(`${what} exited (code ${code}, signal ${signal}) before it was ready${suffix(describe)}`));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+    // A child that could not be spawned at all never exits.
+    child.once('error', () => {
+      if (child.pid === undefined) resolve({ code: null, signal: null });
     });
+  });
+  const what = args[0] ?? script;
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  const explained = (message: string) => new Error(`${message}${stderr.trim() ? `\n${stderr.trim()}` : ''}`);
+  return new Promise((resolve, reject) => {
+    // Set when this side ends the child; the rejection waits for its exit,
+    // so a caller never outlives a child it was told had failed.
+    let endedBecause: string | undefined;
+    const abort = () => {
+      endedBecause ??= `${what} was stopped before it was ready`;
+      child.kill('SIGTERM');
+    };
+    const settle = () => {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', abort);
+    };
+    const timer = setTimeout(() => {
+      endedBecause = `${what} was not ready within ${timeoutMs} ms`;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    if (options.signal?.aborted) abort();
+    else options.signal?.addEventListener('abort', abort, { once: true });
+    child.once('error', (error) => {
+      if (child.pid !== undefined) return; // a failed kill(), not a failed start
+      settle();
+      reject(new Error(`cannot start ${what}: ${error.message}`));
+    });
+    void exited.then(({ code, signal }) => {
+      settle();
+      reject(explained(endedBecause ?? `${what} exited (code ${code}, signal ${signal}) before it was ready`));
+    });
+    // Read stdout to its end even after the ready line: a child blocked on a
+    // full pipe would stop serving.
     createInterface({ input: child.stdout! }).on('line', (line) => {
-      let event: Record<string, unknown>;
+      let event: unknown;
       try {
         event = JSON.parse(line);
       } catch {
-        return; // not a JSON line: ignore, only the ready event matters
+        return; // not a JSON line: only the ready event matters
       }
-      if (event.event !== 'ready' || typeof event.address !== 'string') return;
-      clearTimeout(timer);
-      resolve({ child, ready: event as ReadyChild['ready'], exited });
+      if (typeof event !== 'object' || event === null) return;
+      const ready = event as Record<string, unknown>;
+      if (ready.event !== 'ready' || typeof ready.address !== 'string') return;
+      settle();
+      resolve({ child, ready: ready as ReadyChild['ready'], exited });
     });
   });
 }
-
-const suffix = (describe?: () => string) => {
-  const text = describe?.().trim();
-  return text ? `\n${text}` : '';
-};

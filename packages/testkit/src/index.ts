@@ -10,20 +10,22 @@ import { spawnReady } from '@fencer/server-kit';
 /** The built CLI entry point (tests run after `tsc -b`, see `npm test`). */
 export const FENCER_BIN = fileURLToPath(new URL('../../cli/bin/fencer.js', import.meta.url));
 
+/** A running `fencer` process started by startFencer. */
 export interface FencerProcess {
   readonly child: ChildProcess;
   /** HOST:PORT from the ready line. */
   readonly address: string;
-  /** The whole ready line (`fencer cluster` adds `sink` and `coordinator`). */
+  /** The whole ready line (`fencer cluster` adds `sink`, `coordinator` and their `pids`). */
   readonly ready: Readonly<Record<string, unknown>>;
   /** Everything the process wrote to stderr so far (its JSON logs). */
   stderr(): string;
   /** Sends a signal (SIGKILL, SIGSTOP, SIGCONT, SIGTERM...). */
   kill(signal: NodeJS.Signals): void;
   /** Resolves when the process has exited. */
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+/** How a `fencer` run ended, with everything it printed. */
 export interface RunResult {
   code: number | null;
   stdout: string;
@@ -35,14 +37,16 @@ export function runFencer(args: string[], options: { env?: NodeJS.ProcessEnv; ti
   const child = spawn(process.execPath, [FENCER_BIN, ...args], { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  const timeoutMs = options.timeoutMs ?? 10_000;
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`fencer ${args.join(' ')} did not exit within ${options.timeoutMs ?? 10_000} ms\n${stderr}`));
-    }, options.timeoutMs ?? 10_000);
-    child.on('exit', (code) => {
+      reject(new Error(`fencer ${args.join(' ')} did not exit within ${timeoutMs} ms\n${stderr}`));
+    }, timeoutMs);
+    // 'close', not 'exit': only then has all of the child's output been read.
+    child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
@@ -60,15 +64,15 @@ export async function startFencer(args: string[], options: { env?: NodeJS.Proces
 }
 
 /** Stops a process with SIGTERM, and SIGKILL if it is still there after graceMs. */
-export async function stopFencer(process: FencerProcess, graceMs = 5_000): Promise<void> {
-  if (process.child.exitCode !== null || process.child.signalCode !== null) return;
-  process.kill('SIGTERM');
-  const timer = setTimeout(() => process.kill('SIGKILL'), graceMs);
-  await process.exited;
+export async function stopFencer(fencer: FencerProcess, graceMs = 5_000): Promise<void> {
+  if (fencer.child.exitCode !== null || fencer.child.signalCode !== null) return;
+  fencer.kill('SIGTERM');
+  const timer = setTimeout(() => fencer.kill('SIGKILL'), graceMs);
+  await fencer.exited;
   clearTimeout(timer);
 }
 
-/** A fresh temporary directory; `remove()` deletes it. */
+/** A fresh temporary directory under the OS's; `remove()` deletes it. */
 export function tempDir(prefix = 'fencer-test-'): { path: string; remove(): void } {
   const path = mkdtempSync(join(tmpdir(), prefix));
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };

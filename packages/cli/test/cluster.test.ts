@@ -1,0 +1,124 @@
+// `fencer cluster` as a user and a supervisor meet it: two real child
+// processes started, stopped, explained when they fail, and never left behind.
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { eventually, FENCER_BIN, runFencer, startFencer, stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
+
+const dir = tempDir('fencer-cluster-');
+afterAll(() => dir.remove());
+
+const clusterArgs = (data: string) => ['cluster', '--data', data, '--sink-listen', '127.0.0.1:0', '--coordinator-listen', '127.0.0.1:0'];
+const pidsOf = (cluster: FencerProcess) => cluster.ready.pids as { sink: number; coordinator: number };
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Pids of live processes whose command line mentions `text` (Linux /proc). */
+function processesMentioning(text: string): number[] {
+  return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text);
+    } catch {
+      return false; // gone meanwhile
+    }
+  }).map(Number);
+}
+
+describe('fencer cluster', () => {
+  it('runs sink and coordinator as separate processes and stops both on SIGTERM', async () => {
+    const cluster = await startFencer(clusterArgs(join(dir.path, 'cluster')));
+    expect(cluster.ready).toMatchObject({ service: 'cluster', address: cluster.ready.coordinator });
+    expect(cluster.ready.sink).not.toBe(cluster.ready.coordinator);
+    const { sink, coordinator } = pidsOf(cluster);
+    expect(new Set([sink, coordinator, cluster.child.pid]).size).toBe(3);
+    await stopFencer(cluster);
+    expect((await cluster.exited).code).toBe(0);
+    expect([alive(sink), alive(coordinator)]).toEqual([false, false]);
+  });
+
+  it('fails with a clear message and stops what it started when a port is taken', async () => {
+    const blocker = await startFencer(['sink', '--insecure', '--listen', '127.0.0.1:0', '--data', join(dir.path, 'blocker')]);
+    const data = join(dir.path, 'busy');
+    const result = await runFencer(['cluster', '--data', data, '--sink-listen', '127.0.0.1:0', '--coordinator-listen', blocker.address]);
+    await stopFencer(blocker);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('the coordinator did not start: fencer coordinator: cannot listen on');
+    expect(processesMentioning(data)).toEqual([]); // the sink it had started is gone
+  });
+});
+
+describe('fencer cluster, as a user meets it', () => {
+  it('A1: FENCER_CLUSTER_INSECURE=false keeps authentication on', async () => {
+    const data = join(dir.path, 'env-false');
+    const cluster = await startFencer(clusterArgs(data), { env: { FENCER_CLUSTER_INSECURE: 'false' } });
+    await stopFencer(cluster);
+    expect(existsSync(join(data, 'credentials.json'))).toBe(true);
+  });
+
+  it('a data path that is a file is a one-line error, not a stack trace', async () => {
+    const file = join(dir.path, 'a-file');
+    writeFileSync(file, 'x');
+    const result = await runFencer(clusterArgs(file));
+    expect(result.code).not.toBe(0);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toMatch(/^error: cannot use /);
+  });
+
+  it('a child that cannot start is explained with its own reason', async () => {
+    const blocker = await startFencer(['sink', '--insecure', '--listen', '127.0.0.1:0', '--data', join(dir.path, 'blocker2')]);
+    const result = await runFencer(['cluster', '--data', join(dir.path, 'busy2'), '--sink-listen', blocker.address, '--coordinator-listen', '127.0.0.1:0']);
+    await stopFencer(blocker);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`fencer sink: cannot listen on ${blocker.address}`);
+  });
+
+  it('regenerates a missing coordinator token from the credentials file', async () => {
+    const data = join(dir.path, 'token-gone');
+    await stopFencer(await startFencer(clusterArgs(data)));
+    const token = readFileSync(join(data, 'coordinator.token'), 'utf8');
+    rmSync(join(data, 'coordinator.token'));
+    await stopFencer(await startFencer(clusterArgs(data)));
+    expect(readFileSync(join(data, 'coordinator.token'), 'utf8')).toBe(token);
+  });
+});
+
+describe('fencer cluster supervising its children', () => {
+  it('a child that dies stops the other, and the cluster exits 1', async () => {
+    const cluster = await startFencer(clusterArgs(join(dir.path, 'child-dies')));
+    const { sink, coordinator } = pidsOf(cluster);
+    process.kill(sink, 'SIGKILL');
+    expect((await cluster.exited).code).toBe(1);
+    expect(cluster.stderr()).toContain('the sink exited (code null, signal SIGKILL)');
+    expect(alive(coordinator)).toBe(false);
+  });
+
+  it('a child that will not stop is killed after --stop-grace-ms, and the cluster exits 1', async () => {
+    const cluster = await startFencer([...clusterArgs(join(dir.path, 'child-hangs')), '--stop-grace-ms', '300']);
+    const { sink, coordinator } = pidsOf(cluster);
+    process.kill(coordinator, 'SIGSTOP'); // deaf to SIGTERM until killed
+    cluster.kill('SIGTERM');
+    expect((await cluster.exited).code).toBe(1);
+    expect(alive(coordinator)).toBe(false);
+    expect(alive(sink)).toBe(false);
+  });
+
+  it('a stop while the coordinator is still starting leaves no process behind', async () => {
+    const data = join(dir.path, 'stop-while-starting');
+    const cluster = spawn(process.execPath, [FENCER_BIN, ...clusterArgs(data)], { stdio: 'ignore' });
+    const exited = new Promise<number | null>((resolve) => cluster.once('exit', (code) => resolve(code)));
+    // The coordinator is spawned the moment the sink is ready.
+    await eventually(() => (existsSync(join(data, 'logs', 'sink.log')) && readFileSync(join(data, 'logs', 'sink.log'), 'utf8').includes('"msg":"sink ready"') ? true : undefined));
+    cluster.kill('SIGTERM');
+    await exited;
+    expect(processesMentioning(data)).toEqual([]);
+  });
+});
+
