@@ -62,6 +62,9 @@ export const SERVICE_NAMES = {
   coordinator: 'fencing.v1.Coordinator',
 } as const;
 
+// The generated wire types: `X` is what a caller may send (uint64 as string,
+// number or Long), `X__Output` what grpc-js hands over (uint64 as a decimal
+// string, enums as names, every field present).
 export type { SinkClient, SinkHandlers } from './generated/fencing/v1/Sink.js';
 export type { CoordinatorClient, CoordinatorHandlers } from './generated/fencing/v1/Coordinator.js';
 export type { AdvanceFenceRequest, AdvanceFenceRequest__Output } from './generated/fencing/v1/AdvanceFenceRequest.js';

@@ -12,6 +12,7 @@ type UnaryMethod<Req, Res> = (
   callback: (error: grpc.ServiceError | null, response?: Res) => void,
 ) => grpc.ClientUnaryCall;
 
+/** How one unaryCall is sent and when it is given up. */
 export interface UnaryCallOptions {
   metadata?: grpc.Metadata;
   /** Deadline in milliseconds from now; no deadline when absent. */

@@ -33,17 +33,6 @@ function processesMentioning(text: string): number[] {
 }
 
 describe('fencer cluster', () => {
-  it('runs sink and coordinator as separate processes and stops both on SIGTERM', async () => {
-    const cluster = await startFencer(clusterArgs(join(dir.path, 'cluster')));
-    expect(cluster.ready).toMatchObject({ service: 'cluster', address: cluster.ready.coordinator });
-    expect(cluster.ready.sink).not.toBe(cluster.ready.coordinator);
-    const { sink, coordinator } = pidsOf(cluster);
-    expect(new Set([sink, coordinator, cluster.child.pid]).size).toBe(3);
-    await stopFencer(cluster);
-    expect((await cluster.exited).code).toBe(0);
-    expect([alive(sink), alive(coordinator)]).toEqual([false, false]);
-  });
-
   it('fails with a clear message and stops what it started when a port is taken', async () => {
     const blocker = await startFencer(['sink', '--insecure', '--listen', '127.0.0.1:0', '--data', join(dir.path, 'blocker')]);
     const data = join(dir.path, 'busy');
@@ -56,10 +45,13 @@ describe('fencer cluster', () => {
 });
 
 describe('fencer cluster, as a user meets it', () => {
-  it('A1: FENCER_CLUSTER_INSECURE=false keeps authentication on', async () => {
+  it('A1: FENCER_CLUSTER_INSECURE=false keeps authentication on; a supervisor\'s SIGTERM stops all three cleanly', async () => {
     const data = join(dir.path, 'env-false');
     const cluster = await startFencer(clusterArgs(data), { env: { FENCER_CLUSTER_INSECURE: 'false' } });
+    const { sink, coordinator } = pidsOf(cluster);
     await stopFencer(cluster);
+    expect((await cluster.exited).code).toBe(0);
+    expect([alive(sink), alive(coordinator)]).toEqual([false, false]);
     expect(existsSync(join(data, 'credentials.json'))).toBe(true);
   });
 
@@ -108,6 +100,23 @@ describe('fencer cluster supervising its children', () => {
     expect((await cluster.exited).code).toBe(1);
     expect(alive(coordinator)).toBe(false);
     expect(alive(sink)).toBe(false);
+  });
+
+  it('runs sink and coordinator as separate processes; Ctrl-C at a terminal (SIGINT to the whole group) stops all three cleanly', async () => {
+    // A process group of its own stands in for the terminal's foreground group.
+    const cluster = spawn(process.execPath, [FENCER_BIN, ...clusterArgs(join(dir.path, 'ctrl-c'))], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const exited = new Promise<number | null>((resolve) => cluster.once('exit', (code) => resolve(code)));
+    let stdout = '';
+    cluster.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+    const ready = await eventually(() => stdout.split('\n').find((line) => line.includes('"service":"cluster"')), { what: 'the cluster ready line' });
+    const line = JSON.parse(ready) as { address: string; sink: string; coordinator: string; pids: { sink: number; coordinator: number } };
+    expect(line.address).toBe(line.coordinator);
+    expect(line.sink).not.toBe(line.coordinator);
+    const { pids } = line;
+    expect(new Set([pids.sink, pids.coordinator, cluster.pid]).size).toBe(3);
+    process.kill(-cluster.pid!, 'SIGINT');
+    expect(await exited).toBe(0);
+    expect([alive(pids.sink), alive(pids.coordinator)]).toEqual([false, false]);
   });
 
   it('a stop while the coordinator is still starting leaves no process behind', async () => {

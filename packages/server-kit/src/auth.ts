@@ -7,6 +7,7 @@ import { Failure } from './failure.js';
 
 /** Every role a credential can carry (A4 says which may call what). */
 export const ROLES = ['coordinator', 'worker', 'admin'] as const;
+/** A caller's role, from its credential. */
 export type Role = (typeof ROLES)[number];
 
 /** Who is calling. `identity` is null only when auth is off (`--insecure`). */

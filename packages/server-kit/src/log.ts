@@ -3,6 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import { pino, type Logger } from 'pino';
 import { ConfigError } from './server-config.js';
 
+/** pino's logger: JSON lines, `log.info({ field }, 'message')`. */
 export type { Logger };
 
 const LEVELS = [...Object.keys(pino.levels.values), 'silent'];

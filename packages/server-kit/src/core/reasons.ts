@@ -40,4 +40,5 @@ export const REASON_CODES = Object.freeze({
   UNAVAILABLE: CODE.UNAVAILABLE,
 } as const);
 
+/** Every reason a refusal can carry on the wire (ErrorInfo.reason and the `fencing-reason` trailer). */
 export type Reason = keyof typeof REASON_CODES;
