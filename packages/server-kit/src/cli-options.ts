@@ -1,6 +1,7 @@
 // Argument parsers shared by every `fencer` subcommand: a bad value is a
 // one-line CLI error and a non-zero exit, never a stack trace.
 import { InvalidArgumentError } from 'commander';
+import { StartupError } from './startup-error.js';
 
 /** Splits HOST:PORT or [IPv6]:PORT. Throws InvalidArgumentError. */
 export function splitHostPort(value: string): { host: string; port: number } {
@@ -8,6 +9,15 @@ export function splitHostPort(value: string): { host: string; port: number } {
   const port = match ? Number(match[3]) : NaN;
   if (!match || port > 65_535) throw new InvalidArgumentError(`expected HOST:PORT (port 0-65535), got "${value}"`);
   return { host: (match[1] ?? match[2])!, port };
+}
+
+/** splitHostPort for start-up code: a malformed address is a StartupError naming `what`. */
+export function listenAddress(what: string, value: string): { host: string; port: number } {
+  try {
+    return splitHostPort(value);
+  } catch (error) {
+    throw new StartupError(`cannot ${what} on ${value}: ${(error as Error).message}`);
+  }
 }
 
 /** HOST:PORT again, with an IPv6 host in brackets: the form splitHostPort reads. */

@@ -23,9 +23,10 @@ describe('serveMetrics', () => {
     await Promise.all([first.close(), second.close()]);
   });
 
-  it('a taken address is a StartupError', async () => {
+  it('a taken or malformed address is a StartupError', async () => {
     const first = await serveMetrics('127.0.0.1:0');
     await expect(serveMetrics(first.address)).rejects.toBeInstanceOf(StartupError);
+    await expect(serveMetrics('nowhere')).rejects.toBeInstanceOf(StartupError);
     await first.close();
   });
 });

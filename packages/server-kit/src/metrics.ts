@@ -1,7 +1,7 @@
 // Prometheus metrics, one registry per process, served on --metrics HOST:PORT.
 import { createServer } from 'node:http';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { joinHostPort, splitHostPort } from './cli-options.js';
+import { joinHostPort, listenAddress } from './cli-options.js';
 import { StartupError } from './startup-error.js';
 
 /** The process's registry; services add their own metrics to it. */
@@ -37,10 +37,10 @@ let defaultMetricsCollected = false;
 
 /**
  * Serves GET /metrics on `listen` (HOST:PORT, port 0 allowed). Rejects with
- * StartupError when the address cannot be bound.
+ * StartupError when the address is malformed or cannot be bound.
  */
 export async function serveMetrics(listen: string): Promise<MetricsEndpoint> {
-  const { host, port } = splitHostPort(listen);
+  const { host, port } = listenAddress('serve metrics', listen);
   if (!defaultMetricsCollected) {
     collectDefaultMetrics({ register: registry });
     defaultMetricsCollected = true;

@@ -57,6 +57,11 @@ describe('startGrpcServer', () => {
     await server.stop();
   });
 
+  it('a malformed address is a StartupError too', async () => {
+    const start = startGrpcServer({ serviceName: SERVICE_NAMES.sink, listen: 'nowhere', register: () => {}, maxReceiveMessageBytes: 1024, log: silentLogger });
+    await expect(start).rejects.toBeInstanceOf(StartupError);
+  });
+
   it('a taken address is a StartupError', async () => {
     const { started, release } = startWithGate();
     const first = await started;

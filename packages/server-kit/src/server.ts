@@ -6,7 +6,7 @@ import { ReflectionService } from '@grpc/reflection';
 import * as protoLoader from '@grpc/proto-loader';
 import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
 import { LOADER_OPTIONS, errorDetailsDefinition, packageDefinition } from '@fencer/proto';
-import { joinHostPort, splitHostPort } from './cli-options.js';
+import { joinHostPort, listenAddress } from './cli-options.js';
 import type { Logger } from './log.js';
 import { StartupError } from './startup-error.js';
 
@@ -41,10 +41,11 @@ export interface RunningServer {
 
 /**
  * Starts `spec.serviceName` with health (SERVING once bound) and reflection.
- * Rejects with StartupError when the address cannot be bound, leaving nothing open.
+ * Rejects with StartupError when the address is malformed or cannot be
+ * bound, leaving nothing open.
  */
 export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> {
-  const { host } = splitHostPort(spec.listen);
+  const { host } = listenAddress('listen', spec.listen);
   const server = new grpc.Server({
     'grpc.max_receive_message_length': spec.maxReceiveMessageBytes,
   });
