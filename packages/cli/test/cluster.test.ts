@@ -5,21 +5,13 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { eventually, FENCER_BIN, runFencer, startFencer, stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
+import { isProcessAlive } from '@fencer/server-kit';
 
 const dir = tempDir('fencer-cluster-');
 afterAll(() => dir.remove());
 
 const clusterArgs = (data: string) => ['cluster', '--data', data, '--sink-listen', '127.0.0.1:0', '--coordinator-listen', '127.0.0.1:0'];
 const pidsOf = (cluster: FencerProcess) => cluster.ready.pids as { sink: number; coordinator: number };
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Pids of live processes whose command line mentions `text` (Linux /proc). */
 function processesMentioning(text: string): number[] {
@@ -51,7 +43,7 @@ describe('fencer cluster, as a user meets it', () => {
     const { sink, coordinator } = pidsOf(cluster);
     await stopFencer(cluster);
     expect((await cluster.exited).code).toBe(0);
-    expect([alive(sink), alive(coordinator)]).toEqual([false, false]);
+    expect([isProcessAlive(sink), isProcessAlive(coordinator)]).toEqual([false, false]);
     expect(existsSync(join(data, 'credentials.json'))).toBe(true);
   });
 
@@ -89,7 +81,7 @@ describe('fencer cluster supervising its children', () => {
     process.kill(sink, 'SIGKILL');
     expect((await cluster.exited).code).toBe(1);
     expect(cluster.stderr()).toContain('the sink exited (code null, signal SIGKILL)');
-    expect(alive(coordinator)).toBe(false);
+    expect(isProcessAlive(coordinator)).toBe(false);
   });
 
   it('a child that will not stop is killed after --stop-grace-ms, and the cluster exits 1', async () => {
@@ -98,8 +90,8 @@ describe('fencer cluster supervising its children', () => {
     process.kill(coordinator, 'SIGSTOP'); // deaf to SIGTERM until killed
     cluster.kill('SIGTERM');
     expect((await cluster.exited).code).toBe(1);
-    expect(alive(coordinator)).toBe(false);
-    expect(alive(sink)).toBe(false);
+    expect(isProcessAlive(coordinator)).toBe(false);
+    expect(isProcessAlive(sink)).toBe(false);
   });
 
   it('runs sink and coordinator as separate processes; Ctrl-C at a terminal (SIGINT to the whole group) stops all three cleanly', async () => {
@@ -116,7 +108,7 @@ describe('fencer cluster supervising its children', () => {
     expect(new Set([pids.sink, pids.coordinator, cluster.pid]).size).toBe(3);
     process.kill(-cluster.pid!, 'SIGINT');
     expect(await exited).toBe(0);
-    expect([alive(pids.sink), alive(pids.coordinator)]).toEqual([false, false]);
+    expect([isProcessAlive(pids.sink), isProcessAlive(pids.coordinator)]).toEqual([false, false]);
   });
 
   it('a stop while the coordinator is still starting leaves no process behind', async () => {

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { spawnReady } from './spawn.js';
+import { isProcessAlive, spawnReady } from './spawn.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fencer-spawn-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -19,15 +19,6 @@ function script(name: string, body: string): string {
 
 const READY = `process.stdout.write(JSON.stringify({ event: 'ready', service: 't', address: '127.0.0.1:1' }) + '\\n');`;
 const PID_ON_STDERR = `process.stderr.write('pid ' + process.pid + '\\n');`;
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function rejection(promise: Promise<unknown>): Promise<string> {
   try {
@@ -62,7 +53,7 @@ describe('spawnReady', () => {
     let stderr = '';
     const message = await rejection(spawnReady(script('slow', PID_ON_STDERR), ['slow'], { timeoutMs: 300, onStderr: (text) => (stderr += text) }));
     expect(message).toMatch(/^slow was not ready within 300 ms/);
-    expect(alive(pidIn(stderr))).toBe(false);
+    expect(isProcessAlive(pidIn(stderr))).toBe(false);
   });
 
   it('an abort stops a starting child before the promise rejects', async () => {
@@ -76,7 +67,7 @@ describe('spawnReady', () => {
       },
     });
     expect(await rejection(starting)).toMatch(/^starting was stopped before it was ready/);
-    expect(alive(pidIn(stderr))).toBe(false);
+    expect(isProcessAlive(pidIn(stderr))).toBe(false);
   });
 
   it('an abort after the ready line leaves the child alone', async () => {

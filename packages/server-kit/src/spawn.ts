@@ -99,3 +99,13 @@ export function spawnReady(script: string, args: readonly string[], options: Spa
     });
   });
 }
+
+/** Whether a process with this pid exists (signal 0 probes without delivering). */
+export function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
