@@ -18,11 +18,11 @@ export interface Stoppable {
 /**
  * Runs a server until SIGTERM/SIGINT, then stops it and exits 0 (1 if the
  * stop fails). A start-up failure prints `fencer <service>: <message>` and
- * exits 1; a second SIGINT during the stop exits 1 at once.
+ * exits 1; the same signal again during the stop exits 1 at once.
  */
 export async function runUntilSignal(service: string, log: Logger, start: () => Promise<Stoppable>): Promise<void> {
   let running: Stoppable | undefined;
-  let stopping = false;
+  let stoppingOn: NodeJS.Signals | undefined;
   const stop = (server: Stoppable) =>
     server.stop().then(
       () => {
@@ -35,13 +35,15 @@ export async function runUntilSignal(service: string, log: Logger, start: () => 
       },
     );
   const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) {
-      // Ctrl-C reaches the whole process group, and a supervisor (fencer
-      // cluster) then sends SIGTERM too: only a second Ctrl-C means "now".
-      if (signal === 'SIGINT') process.exit(1);
+    if (stoppingOn) {
+      // Ctrl-C reaches the whole process group and a supervisor (fencer
+      // cluster) sends SIGTERM too, in either order as Node sees them: only
+      // the same signal again (a second Ctrl-C) means "now".
+      if (signal === stoppingOn) process.exit(1);
+      log.info({ signal }, `already stopping; ${stoppingOn} again exits at once`);
       return;
     }
-    stopping = true;
+    stoppingOn = signal;
     log.info({ signal }, 'stopping');
     if (running) void stop(running);
   };
@@ -59,5 +61,5 @@ export async function runUntilSignal(service: string, log: Logger, start: () => 
     process.stderr.write(`fencer ${service}: ${(error as Error).message}\n`);
     process.exit(1);
   }
-  if (stopping) void stop(running);
+  if (stoppingOn) void stop(running);
 }

@@ -77,6 +77,8 @@ describe('runUntilSignal', () => {
     server.child.kill('SIGINT');
     await server.seen('stderr', '"msg":"stopping"');
     server.child.kill('SIGTERM'); // a supervisor's follow-up: ignored while stopping
+    await server.seen('stderr', 'already stopping');
+    expect(server.child.exitCode).toBeNull();
     server.child.kill('SIGINT');
     expect(await server.exited).toEqual({ code: 1, signal: null });
   }, 10_000);
