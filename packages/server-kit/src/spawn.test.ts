@@ -51,8 +51,8 @@ describe('spawnReady', () => {
 
   it('a child not ready in time is killed before the promise rejects', async () => {
     let stderr = '';
-    const message = await rejection(spawnReady(script('slow', PID_ON_STDERR), ['slow'], { timeoutMs: 300, onStderr: (text) => (stderr += text) }));
-    expect(message).toMatch(/^slow was not ready within 300 ms/);
+    const message = await rejection(spawnReady(script('slow', PID_ON_STDERR), ['slow'], { timeoutMs: 2_000, onStderr: (text) => (stderr += text) }));
+    expect(message).toMatch(/^slow was not ready within 2000 ms/);
     expect(isProcessAlive(pidIn(stderr))).toBe(false);
   });
 
