@@ -1,0 +1,2 @@
+// @fencer/chaos: real faults between real fencer processes.
+export {};
