@@ -1,5 +1,5 @@
 import type { FieldViolation } from '@fencer/proto';
-import type { Reason } from './core/reasons.js';
+import type { Reason } from '@fencer/common';
 
 /**
  * A protocol refusal: thrown by a handler, turned into a gRPC status with

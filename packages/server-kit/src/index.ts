@@ -1,4 +1,3 @@
-export * from './core/index.js';
 export * from './failure.js';
 export * from './validation.js';
 export * from './auth.js';

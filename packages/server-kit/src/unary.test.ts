@@ -19,7 +19,7 @@ import {
   type StatusDetails,
 } from '@fencer/proto';
 import { bearerAuthenticator } from './auth.js';
-import type { Reason } from './core/reasons.js';
+import type { Reason } from '@fencer/common';
 import { Failure } from './failure.js';
 import { registry } from './metrics.js';
 import { unaryFactory } from './unary.js';

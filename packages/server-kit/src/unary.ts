@@ -4,7 +4,7 @@
 // with a bare message, the stack going to the log only.
 import * as grpc from '@grpc/grpc-js';
 import { ERROR_DOMAIN, REASON_KEY, STATUS_DETAILS_KEY, encodeStatusDetails } from '@fencer/proto';
-import { REASON_CODES } from './core/reasons.js';
+import { REASON_CODES } from '@fencer/common';
 import { authorize, type Authenticator, type Principal, type Role } from './auth.js';
 import { Failure } from './failure.js';
 import type { Logger } from './log.js';

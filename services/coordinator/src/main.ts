@@ -13,12 +13,11 @@ import {
   serveMetrics,
   silentLogger,
   startGrpcServer,
-  systemClock,
-  type Clock,
   type Logger,
   type MetricsEndpoint,
   type RunningServer,
 } from '@fencer/server-kit';
+import { systemClock, type Clock } from '@fencer/common';
 import { SERVICE_NAMES, fencing } from '@fencer/proto';
 import { LevelStore } from './adapters/level-store.js';
 import { GrpcSinkClient } from './adapters/sink-client.js';

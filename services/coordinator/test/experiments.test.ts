@@ -2,7 +2,7 @@
 // coordinator on a FakeClock, talking over real gRPC to a real sink child.
 import { describe, expect, it } from 'vitest';
 import { eventually } from '@fencer/testkit';
-import type { FakeClock } from '@fencer/server-kit/core';
+import type { FakeClock } from '@fencer/common';
 import { CODE, coordinatorApi, coordinatorClient, fresh, ok, refused, startTestCoordinator, useSinkProcess } from './helpers.js';
 
 const TTL = 1_000;

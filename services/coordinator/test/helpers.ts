@@ -19,7 +19,7 @@ import {
   type SinkClient,
   type WriteResponse__Output,
 } from '@fencer/proto';
-import { FakeClock } from '@fencer/server-kit/core';
+import { FakeClock } from '@fencer/common';
 import { afterAll, beforeAll } from 'vitest';
 import { startFencer, stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
 import { coordinatorConfig, startCoordinator, type RunningCoordinator } from '../src/index.js';

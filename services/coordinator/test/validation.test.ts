@@ -3,7 +3,7 @@
 // nor the sink's fence.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
-import type { FakeClock } from '@fencer/server-kit/core';
+import type { FakeClock } from '@fencer/common';
 import { CODE, coordinatorApi, coordinatorClient, fresh, ok, refused, sinkApi, sinkClient, startSinkProcess, startTestCoordinator } from './helpers.js';
 
 let dir: ReturnType<typeof tempDir>;

@@ -14,7 +14,7 @@
 // its check and its commit standing in for any delay (GC, I/O), and shows the
 // checker reports exactly those violations.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KeyedLock } from '@fencer/server-kit';
+import { KeyedLock } from '@fencer/common';
 import { tempDir } from '@fencer/testkit';
 import { startSink, sinkConfig, type RunningSink } from '../src/index.js';
 import { openLevelStore } from '../src/adapters/level-store.js';

@@ -3,7 +3,7 @@
 // sink, another coordinator moving fences, and L8 sweeps. After every step
 // the safety invariants must hold. Seeded, so a failure names its seed.
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from '@fencer/server-kit/core';
+import { FakeClock } from '@fencer/common';
 import { Coordinator, type CoreLog } from './coordinator.js';
 import { MemoryMedium, MemoryStore } from '../adapters/memory-store.js';
 import { MemorySink } from '../adapters/memory-sink.js';

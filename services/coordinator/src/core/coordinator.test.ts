@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from '@fencer/server-kit/core';
+import { FakeClock } from '@fencer/common';
 import { Coordinator, type AcquireOutcome, type CoreLog } from './coordinator.js';
 import { MemoryMedium, MemoryStore } from '../adapters/memory-store.js';
 import { MemorySink } from '../adapters/memory-sink.js';

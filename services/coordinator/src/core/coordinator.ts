@@ -3,7 +3,7 @@
 // Orchestration over three ports (LeaseStore, SinkPort, the id generator)
 // and the LeaseTable's decisions. No transport, no timers: the L8 and R3
 // sweeps are methods that an adapter calls on a schedule.
-import { KeyedLock, type Clock } from '@fencer/server-kit/core';
+import { KeyedLock, settleAll, unreachable, type Clock } from '@fencer/common';
 import { LeaseTable, type Description } from './lease-table.js';
 import type { LeaseStore } from './store.js';
 import type { AdvanceOutcome, SinkPort } from './sink-port.js';
@@ -308,18 +308,6 @@ export class Coordinator {
   }
 }
 
-/** Like Promise.all, but settles only once every promise has: nothing is left running behind a rejection. */
-async function settleAll<T>(promises: Promise<T>[]): Promise<T[]> {
-  const settled = await Promise.allSettled(promises);
-  const failed = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
-  if (failed) throw failed.reason;
-  return settled.map((result) => (result as PromiseFulfilledResult<T>).value);
-}
-
 function pick(params: AcquireParams) {
   return { resource: params.resource, ownerId: params.ownerId, incarnation: params.incarnation, ttlMs: params.ttlMs };
-}
-
-function unreachable(value: never): never {
-  throw new Error(`bug: unhandled outcome ${JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))}`);
 }

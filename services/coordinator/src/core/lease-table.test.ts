@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from '@fencer/server-kit/core';
+import { FakeClock } from '@fencer/common';
 import { LeaseTable } from './lease-table.js';
 import type { Grant, RequestRecord } from './model.js';
 

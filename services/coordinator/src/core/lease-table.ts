@@ -4,7 +4,7 @@
 // timers. The Coordinator asks for a decision, makes it durable through the
 // store, and only then applies it here, so memory never runs ahead of disk
 // for anything a restart must keep. Time is the injected monotonic Clock (L1).
-import type { Clock } from '@fencer/server-kit/core';
+import type { Clock } from '@fencer/common';
 import type { StoredState } from './store.js';
 import type { AcquireParams, Grant, LeaseView, ReleaseParams, RenewParams, RequestRecord } from './model.js';
 

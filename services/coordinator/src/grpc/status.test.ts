@@ -5,7 +5,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { Failure } from '@fencer/server-kit';
-import { REASON_CODES } from '@fencer/server-kit/core';
+import { REASON_CODES } from '@fencer/common';
 import type { AcquireOutcome, RenewOutcome } from '../core/coordinator.js';
 import type { LeaseView } from '../core/model.js';
 import { acquireResponse, releaseResponse, renewResponse } from './status.js';

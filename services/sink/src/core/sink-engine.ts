@@ -2,7 +2,7 @@
 // committing the result are one critical section (no AdvanceFence or other
 // Write of that resource interleaves), and no outcome is answered before
 // everything it depends on is durable.
-import { KeyedLock } from '@fencer/server-kit/core';
+import { KeyedLock } from '@fencer/common';
 import { decideAdvance, decideWrite } from './fence-policy.js';
 import type { SinkStore, StoreOp } from './store.js';
 

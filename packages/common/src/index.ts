@@ -1,0 +1,6 @@
+// @fencer/common: the transport-free ground floor. No gRPC, LevelDB, timers
+// or `process`, so every package, a service's core/ included, may import it.
+export { type Clock, systemClock, FakeClock } from './clock.js';
+export { KeyedLock } from './keyed-lock.js';
+export { type Reason, REASON_CODES } from './reasons.js';
+export { unreachable, settleAll } from './outcomes.js';
