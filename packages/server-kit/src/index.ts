@@ -7,5 +7,4 @@ export * from './metrics.js';
 export * from './server.js';
 export * from './cli-options.js';
 export * from './lifecycle.js';
-export * from './spawn.js';
 export * from './server-config.js';

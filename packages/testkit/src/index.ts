@@ -4,11 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { spawnReady } from '@fencer/server-kit';
-
-/** The built CLI entry point (tests run after `tsc -b`, see `npm test`). */
-export const FENCER_BIN = fileURLToPath(new URL('../../cli/bin/fencer.js', import.meta.url));
+import { fencerBin, spawnReady, stopChild } from '@fencer/supervisor';
 
 /** A running `fencer` process started by startFencer. */
 export interface FencerProcess {
@@ -34,7 +30,7 @@ export interface RunResult {
 
 /** Runs `fencer <args>` to completion (for CLI error tests); bounded by timeoutMs. */
 export function runFencer(args: string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<RunResult> {
-  const child = spawn(process.execPath, [FENCER_BIN, ...args], { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [fencerBin(), ...args], { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
@@ -59,17 +55,13 @@ export function runFencer(args: string[], options: { env?: NodeJS.ProcessEnv; ti
  */
 export async function startFencer(args: string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<FencerProcess> {
   let stderr = '';
-  const { child, ready, exited } = await spawnReady(FENCER_BIN, args, { ...options, onStderr: (text) => (stderr += text) });
+  const { child, ready, exited } = await spawnReady(fencerBin(), args, { ...options, onStderr: (text) => (stderr += text) });
   return { child, address: ready.address, ready, stderr: () => stderr, kill: (signal) => child.kill(signal), exited };
 }
 
 /** Stops a process with SIGTERM, and SIGKILL if it is still there after graceMs. */
 export async function stopFencer(fencer: FencerProcess, graceMs = 5_000): Promise<void> {
-  if (fencer.child.exitCode !== null || fencer.child.signalCode !== null) return;
-  fencer.kill('SIGTERM');
-  const timer = setTimeout(() => fencer.kill('SIGKILL'), graceMs);
-  await fencer.exited;
-  clearTimeout(timer);
+  await stopChild(fencer, graceMs);
 }
 
 /** A fresh temporary directory under the OS's; `remove()` deletes it. */

@@ -1,7 +1,8 @@
 // The other side of the ready line: start a fencer server as a child process
 // and learn its address from the `{"event":"ready",...}` line it prints.
-// Used by `fencer cluster` and by tests that need real processes.
+// Used by startCluster and by tests that need real processes.
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
 /** A child that printed its ready line. */
@@ -107,5 +108,37 @@ export function isProcessAlive(pid: number): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** Pids of live processes whose command line contains `text` (Linux /proc); for checks that nothing was left behind. */
+export function processesMentioning(text: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text);
+      } catch {
+        return false; // gone meanwhile
+      }
+    })
+    .map(Number);
+}
+
+/**
+ * Stops a child with SIGTERM, and SIGKILL if it is still there after
+ * `graceMs`; resolves with how it exited (at once if it already had).
+ */
+export async function stopChild(
+  started: Pick<ReadyChild, 'child' | 'exited'>,
+  graceMs: number,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  const { child, exited } = started;
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+  const kill = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  try {
+    return await exited;
+  } finally {
+    clearTimeout(kill);
   }
 }

@@ -1,28 +1,17 @@
 // `fencer cluster` as a user and a supervisor meet it: two real child
 // processes started, stopped, explained when they fail, and never left behind.
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { eventually, FENCER_BIN, runFencer, startFencer, stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
-import { isProcessAlive } from '@fencer/server-kit';
+import { eventually, runFencer, startFencer, stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
+import { fencerBin, isProcessAlive, processesMentioning } from '@fencer/supervisor';
 
 const dir = tempDir('fencer-cluster-');
 afterAll(() => dir.remove());
 
 const clusterArgs = (data: string) => ['cluster', '--data', data, '--sink-listen', '127.0.0.1:0', '--coordinator-listen', '127.0.0.1:0'];
 const pidsOf = (cluster: FencerProcess) => cluster.ready.pids as { sink: number; coordinator: number };
-
-/** Pids of live processes whose command line mentions `text` (Linux /proc). */
-function processesMentioning(text: string): number[] {
-  return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text);
-    } catch {
-      return false; // gone meanwhile
-    }
-  }).map(Number);
-}
 
 describe('fencer cluster', () => {
   it('fails with a clear message and stops what it started when a port is taken', async () => {
@@ -96,7 +85,7 @@ describe('fencer cluster supervising its children', () => {
 
   it('runs sink and coordinator as separate processes; Ctrl-C at a terminal (SIGINT to the whole group) stops all three cleanly', async () => {
     // A process group of its own stands in for the terminal's foreground group.
-    const cluster = spawn(process.execPath, [FENCER_BIN, ...clusterArgs(join(dir.path, 'ctrl-c'))], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const cluster = spawn(process.execPath, [fencerBin(), ...clusterArgs(join(dir.path, 'ctrl-c'))], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     const exited = new Promise<number | null>((resolve) => cluster.once('exit', (code) => resolve(code)));
     let stdout = '';
     cluster.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
@@ -113,7 +102,7 @@ describe('fencer cluster supervising its children', () => {
 
   it('a stop while the coordinator is still starting leaves no process behind', async () => {
     const data = join(dir.path, 'stop-while-starting');
-    const cluster = spawn(process.execPath, [FENCER_BIN, ...clusterArgs(data)], { stdio: 'ignore' });
+    const cluster = spawn(process.execPath, [fencerBin(), ...clusterArgs(data)], { stdio: 'ignore' });
     const exited = new Promise<number | null>((resolve) => cluster.once('exit', (code) => resolve(code)));
     // The coordinator is spawned the moment the sink is ready.
     await eventually(() => (existsSync(join(data, 'logs', 'sink.log')) && readFileSync(join(data, 'logs', 'sink.log'), 'utf8').includes('"msg":"sink ready"') ? true : undefined));

@@ -1,0 +1,14 @@
+// @fencer/supervisor: starting and stopping real `fencer` processes. Used by
+// the CLI, the chaos suite, the bench and tests; it exits nothing and
+// handles no signals itself.
+export { fencerBin } from './fencer-bin.js';
+export { spawnReady, stopChild, isProcessAlive, processesMentioning, type ReadyChild, type SpawnReadyOptions } from './spawn.js';
+export {
+  startCluster,
+  ClusterStartError,
+  type Cluster,
+  type ClusterOptions,
+  type ClusterCredentials,
+  type ClusterService,
+  type ChildExit,
+} from './cluster.js';
