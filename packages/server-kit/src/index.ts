@@ -8,3 +8,4 @@ export * from './server.js';
 export * from './cli-options.js';
 export * from './lifecycle.js';
 export * from './server-config.js';
+export * from './level-db.js';

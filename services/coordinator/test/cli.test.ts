@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runFencer, startFencer, tempDir } from '@fencer/testkit';
+import { runFencer, startFencer, stopFencer, tempDir } from '@fencer/testkit';
 
 const dir = tempDir();
 afterAll(() => dir.remove());
@@ -16,6 +16,20 @@ function oneLine(stderr: string): string {
 }
 
 describe('fencer coordinator (CLI)', () => {
+  it('refuses a sink\'s data directory instead of loading it as empty state, and the sink refuses a coordinator\'s', async () => {
+    const sinkData = join(dir.path, 'sink-data');
+    await stopFencer(await startFencer(['sink', '--insecure', '--listen', '127.0.0.1:0', '--data', sinkData]));
+    const coordinator = await runFencer(['coordinator', '--insecure', '--listen', '127.0.0.1:0', '--data', sinkData]);
+    expect(coordinator.code).toBe(1);
+    expect(oneLine(coordinator.stderr)).toBe(`fencer coordinator: data directory ${sinkData} holds the sink's data, not the coordinator's`);
+
+    const coordinatorData = join(dir.path, 'coordinator-data');
+    await stopFencer(await startFencer(['coordinator', '--insecure', '--listen', '127.0.0.1:0', '--data', coordinatorData]));
+    const sink = await runFencer(['sink', '--insecure', '--listen', '127.0.0.1:0', '--data', coordinatorData]);
+    expect(sink.code).toBe(1);
+    expect(oneLine(sink.stderr)).toBe(`fencer sink: data directory ${coordinatorData} holds the coordinator's data, not the sink's`);
+  });
+
   it('--help exits 0 and lists the options', async () => {
     const result = await runFencer(['coordinator', '--help']);
     expect(result.code).toBe(0);

@@ -1,9 +1,8 @@
 // The LevelDB LeaseStore: one sublevel per kind of key. Reservations, grants
 // and TTL changes are synced before they resolve (L3, L6, L4/L7); release and
 // fence updates and request collection are not (see LeaseStore for why that is safe).
-import { mkdirSync } from 'node:fs';
-import { Level } from 'level';
-import { StartupError } from '@fencer/server-kit';
+import type { Level } from 'level';
+import { openLevelDb } from '@fencer/server-kit';
 import type { LeaseStore, StoredState } from '../core/store.js';
 import type { Grant, RequestRecord } from '../core/model.js';
 
@@ -28,6 +27,9 @@ interface RequestJson {
   token: string;
 }
 
+/** On-disk layout version, stamped and checked at open (openLevelDb). */
+const FORMAT = '1';
+
 const SYNCED = { sync: true } as const;
 const UNSYNCED = { sync: false } as const;
 
@@ -44,27 +46,9 @@ export class LevelStore implements LeaseStore {
     this.#requests = sublevel(db, 'request');
   }
 
-  /**
-   * Opens (creating) the store in `dir`. Throws StartupError with a one-line
-   * reason when the directory is unusable or another process holds it.
-   */
+  /** Opens (creating) the store in `dir`. Throws StartupError with a one-line reason (see openLevelDb). */
   static async open(dir: string): Promise<LevelStore> {
-    try {
-      mkdirSync(dir, { recursive: true });
-    } catch (error) {
-      throw new StartupError(`cannot create data directory ${dir}: ${(error as Error).message}`);
-    }
-    const db = new Level<string, string>(dir, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
-    try {
-      await db.open();
-    } catch (error) {
-      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      if (cause?.code === 'LEVEL_LOCKED') {
-        throw new StartupError(`data directory ${dir} is in use by another process (is a second coordinator running on it?)`);
-      }
-      throw new StartupError(`cannot open data directory ${dir}: ${cause?.message ?? (error as Error).message}`);
-    }
-    return new LevelStore(db);
+    return new LevelStore(await openLevelDb<string>(dir, { service: 'coordinator', format: FORMAT, valueEncoding: 'utf8' }));
   }
 
   async load(): Promise<StoredState> {

@@ -1,9 +1,8 @@
 // F6 on disk: each group-commit batch is ONE LevelDB atomic batch written
 // with sync: true, so everything a Write stores lands together (F2) and is
 // fsynced before anyone is told it happened.
-import { mkdirSync } from 'node:fs';
-import { Level } from 'level';
-import { StartupError } from '@fencer/server-kit';
+import type { Level } from 'level';
+import { openLevelDb } from '@fencer/server-kit';
 import type { FenceRecord, StoredResult } from '../core/fence-policy.js';
 import { GroupCommitStore, type DurableBackend } from '../core/group-commit.js';
 import { resultKey, type StoreOp } from '../core/store.js';
@@ -79,52 +78,14 @@ export class LevelBackend implements DurableBackend {
 }
 
 /**
- * Opens (creating when missing) the LevelDB store in `dir`. Throws
- * StartupError with a one-line reason: directory unusable, in use by another
- * process (LevelDB's LOCK), of an unknown format, or holding another
- * database; it then leaves nothing open behind.
+ * Opens (creating when missing) the sink's LevelDB store in `dir`. Throws
+ * StartupError with a one-line reason (see openLevelDb) and then leaves
+ * nothing open behind.
  */
 export async function openLevelStore(
   dir: string,
   options: { onBatchDurable?: (info: { ops: number }) => void } = {},
 ): Promise<{ store: GroupCommitStore; db: Db }> {
-  try {
-    mkdirSync(dir, { recursive: true });
-  } catch (error) {
-    throw new StartupError(`cannot create data directory ${dir}: ${(error as Error).message}`);
-  }
-  const db: Db = new Level<string, Buffer>(dir, { keyEncoding: 'utf8', valueEncoding: 'buffer' });
-  try {
-    await db.open();
-  } catch (error) {
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    if (cause?.code === 'LEVEL_LOCKED') throw new StartupError(`data directory ${dir} is in use by another process (LevelDB lock)`);
-    throw new StartupError(`cannot open data directory ${dir}: ${cause?.message ?? (error as Error).message}`);
-  }
-  try {
-    await checkFormat(db, dir);
-  } catch (error) {
-    // Release the LOCK, so the refusal leaves nothing open behind.
-    await db.close();
-    throw error;
-  }
+  const db = await openLevelDb<Buffer>(dir, { service: 'sink', format: FORMAT, valueEncoding: 'buffer' });
   return { store: new GroupCommitStore(new LevelBackend(db), options), db };
-}
-
-/**
- * Stamps an empty database with FORMAT, or checks the stamp. A database with
- * keys but no stamp is not the sink's (another service's data directory,
- * say): reading it as an empty sink would drop every fence to 0, so it is
- * refused rather than written into.
- */
-async function checkFormat(db: Db, dir: string): Promise<void> {
-  const meta = db.sublevel<string, string>('meta', { keyEncoding: 'utf8', valueEncoding: 'utf8' });
-  const format = await meta.get('format');
-  if (format === undefined) {
-    const anyKey = await db.keys({ limit: 1 }).all();
-    if (anyKey.length > 0) throw new StartupError(`data directory ${dir} holds a database that is not the sink's (no sink format stamp)`);
-    await db.batch([{ type: 'put', sublevel: meta, key: 'format', value: FORMAT }], { sync: true });
-  } else if (format !== FORMAT) {
-    throw new StartupError(`data directory ${dir} holds sink data of format ${format}; this build reads format ${FORMAT}`);
-  }
 }
