@@ -215,7 +215,7 @@ class TwoStepEngine implements SinkApi {
       case 'conflict':
         return { kind: decision.kind, fence };
       case 'stale':
-      case 'not_issued':
+      case 'not-issued':
         return { kind: decision.kind, fence: decision.fence };
     }
   }

@@ -1,7 +1,7 @@
 // An in-memory SinkPort that implements F4 faithfully (advance iff token >
 // fence, or the same grant_id already set this token; else FENCE_REGRESSION
 // with the fence). A unit-test double only: process tests use the real sink.
-import type { AdvanceOutcome, SinkPort } from '../core/sink-port.js';
+import type { SinkAdvanceOutcome, SinkPort } from '../core/sink-port.js';
 
 /** F4 over Maps, with switches tests use to make the sink fail or stall. */
 export class MemorySink implements SinkPort {
@@ -16,7 +16,7 @@ export class MemorySink implements SinkPort {
   /** Runs before each AdvanceFence is judged (tests use it to observe or interfere). */
   beforeAdvance: ((resource: string, token: bigint) => void | Promise<void>) | null = null;
 
-  async advanceFence(resource: string, token: bigint, grantId: string): Promise<AdvanceOutcome> {
+  async advanceFence(resource: string, token: bigint, grantId: string): Promise<SinkAdvanceOutcome> {
     if (this.beforeAdvance) await this.beforeAdvance(resource, token);
     if (this.down) return { kind: 'unavailable', sinkCode: this.down };
     const fence = this.fence(resource);

@@ -1,6 +1,6 @@
 // An in-memory LeaseStore for unit tests and as the reference the LevelDB
 // store is checked against (the shared contract suite runs on both). Its
-// medium can simulate power loss, so tests can tell synced from unsynced writes.
+// disk can simulate power loss, so tests can tell synced from unsynced writes.
 import type { LeaseStore, StoredState } from '../core/store.js';
 import type { Grant, RequestRecord } from '../core/model.js';
 
@@ -11,7 +11,7 @@ type WriteOp = 'reserve' | 'grant' | 'ttl' | 'end' | 'delete';
  * it. The maps are what a reader sees now (LevelDB's page cache); `crash()`
  * drops everything not yet synced.
  */
-export class MemoryMedium {
+export class MemoryDisk {
   readonly counters = new Map<string, bigint>();
   readonly grants = new Map<string, Grant>();
   readonly requests = new Map<string, RequestRecord>();
@@ -37,43 +37,43 @@ export class MemoryMedium {
   }
 }
 
-/** A LeaseStore over a MemoryMedium. Writes marked durable in LeaseStore are synced; a closed store rejects. */
+/** A LeaseStore over a MemoryDisk. Writes marked durable in LeaseStore are synced; a closed store rejects. */
 export class MemoryStore implements LeaseStore {
   #open = true;
 
-  constructor(readonly medium: MemoryMedium = new MemoryMedium()) {}
+  constructor(readonly disk: MemoryDisk = new MemoryDisk()) {}
 
   async load(): Promise<StoredState> {
     this.#check();
     return {
-      counters: new Map(this.medium.counters),
-      grants: [...this.medium.grants.values()],
-      requests: [...this.medium.requests.values()],
+      counters: new Map(this.disk.counters),
+      grants: [...this.disk.grants.values()],
+      requests: [...this.disk.requests.values()],
     };
   }
 
   async reserveToken(resource: string, token: bigint): Promise<void> {
-    this.#write('reserve', resource, true, () => this.medium.counters.set(resource, token));
+    this.#write('reserve', resource, true, () => this.disk.counters.set(resource, token));
   }
 
   async recordGrant(grant: Grant, request: RequestRecord): Promise<void> {
     this.#write('grant', grant.resource, true, () => {
-      this.medium.grants.set(grant.resource, grant);
-      this.medium.requests.set(request.requestId, request);
+      this.disk.grants.set(grant.resource, grant);
+      this.disk.requests.set(request.requestId, request);
     });
   }
 
   async changeTtl(grant: Grant): Promise<void> {
-    this.#write('ttl', grant.resource, true, () => this.medium.grants.set(grant.resource, grant));
+    this.#write('ttl', grant.resource, true, () => this.disk.grants.set(grant.resource, grant));
   }
 
   async endGrant(grant: Grant): Promise<void> {
-    this.#write('end', grant.resource, false, () => this.medium.grants.set(grant.resource, grant));
+    this.#write('end', grant.resource, false, () => this.disk.grants.set(grant.resource, grant));
   }
 
   async deleteRequests(requestIds: readonly string[]): Promise<void> {
     this.#write('delete', requestIds.join(','), false, () => {
-      for (const id of requestIds) this.medium.requests.delete(id);
+      for (const id of requestIds) this.disk.requests.delete(id);
     });
   }
 
@@ -87,14 +87,14 @@ export class MemoryStore implements LeaseStore {
 
   #write(op: WriteOp, key: string, durable: boolean, apply: () => void): void {
     this.#check();
-    const failure = this.medium.failNext;
+    const failure = this.disk.failNext;
     if (failure) {
-      this.medium.failNext = null;
+      this.disk.failNext = null;
       throw failure;
     }
     apply();
-    this.medium.journal.push({ op, key, durable });
-    if (durable) this.medium.sync();
+    this.disk.journal.push({ op, key, durable });
+    if (durable) this.disk.sync();
   }
 }
 

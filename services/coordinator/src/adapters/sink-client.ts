@@ -13,7 +13,7 @@ import {
   type GetFenceResponse__Output,
   type SinkClient,
 } from '@fencer/proto';
-import type { AdvanceOutcome, SinkPort } from '../core/sink-port.js';
+import type { SinkAdvanceOutcome, SinkPort } from '../core/sink-port.js';
 
 /** GetFence's outcome. */
 export type FenceReading =
@@ -47,7 +47,7 @@ export class GrpcSinkClient implements SinkPort {
   }
 
   /** F4 as an outcome; every failure but FENCE_REGRESSION is `unavailable` with the gRPC code name. At most two deadlines long. */
-  async advanceFence(resource: string, token: bigint, grantId: string): Promise<AdvanceOutcome> {
+  async advanceFence(resource: string, token: bigint, grantId: string): Promise<SinkAdvanceOutcome> {
     try {
       const response = await unaryCall<AdvanceFenceRequest, AdvanceFenceResponse__Output>(this.#client, this.#client.AdvanceFence, { resource, token: token.toString(), grant_id: grantId }, this.#callOptions());
       return { kind: 'advanced', fence: BigInt(response.fence) };

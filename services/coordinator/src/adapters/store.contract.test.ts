@@ -8,11 +8,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { StartupError } from '@fencer/server-kit';
 import type { LeaseStore } from '../core/store.js';
 import type { Grant, RequestRecord } from '../core/model.js';
-import { MemoryMedium, MemoryStore } from './memory-store.js';
+import { MemoryDisk, MemoryStore } from './memory-store.js';
 import { LevelStore } from './level-store.js';
 
 interface Harness {
-  /** Opens the store over the same backing medium each time. */
+  /** Opens the store over the same backing disk each time. */
   open(): Promise<LeaseStore>;
   dispose(): void;
 }
@@ -21,8 +21,8 @@ const harnesses: [string, () => Harness][] = [
   [
     'MemoryStore',
     () => {
-      const medium = new MemoryMedium();
-      return { open: async () => new MemoryStore(medium), dispose() {} };
+      const disk = new MemoryDisk();
+      return { open: async () => new MemoryStore(disk), dispose() {} };
     },
   ],
   [

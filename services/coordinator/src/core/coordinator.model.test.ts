@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '@fencer/common';
 import { Coordinator, type CoreLog } from './coordinator.js';
-import { MemoryMedium, MemoryStore } from '../adapters/memory-store.js';
+import { MemoryDisk, MemoryStore } from '../adapters/memory-store.js';
 import { MemorySink } from '../adapters/memory-sink.js';
 import type { AcquireParams } from './model.js';
 
@@ -36,11 +36,11 @@ interface ModelGrant {
 async function runHistory(seed: number, steps: number) {
   const rand = prng(seed);
   const clock = new FakeClock(0);
-  const medium = new MemoryMedium();
+  const disk = new MemoryDisk();
   const sink = new MemorySink();
   let grantIds = 0;
   const open = () =>
-    Coordinator.open({ clock, store: new MemoryStore(medium), sink, newGrantId: () => `g${++grantIds}`, requestRetentionMs: 10 ** 9, log: quiet });
+    Coordinator.open({ clock, store: new MemoryStore(disk), sink, newGrantId: () => `g${++grantIds}`, requestRetentionMs: 10 ** 9, log: quiet });
   let core = await open();
   // L6: every token this coordinator ever sends to the sink (granted, burned or
   // L8's) is above every token it sent before for that resource.

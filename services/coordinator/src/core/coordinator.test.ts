@@ -1,29 +1,29 @@
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '@fencer/common';
 import { Coordinator, type AcquireOutcome, type CoreLog } from './coordinator.js';
-import { MemoryMedium, MemoryStore } from '../adapters/memory-store.js';
+import { MemoryDisk, MemoryStore } from '../adapters/memory-store.js';
 import { MemorySink } from '../adapters/memory-sink.js';
 import type { AcquireParams, LeaseView } from './model.js';
 
 const quiet: CoreLog = { debug() {}, info() {}, warn() {} };
 const TTL = 1_000;
 
-async function setup(options: { retentionMs?: number; medium?: MemoryMedium; sink?: MemorySink; clock?: FakeClock } = {}) {
+async function setup(options: { retentionMs?: number; disk?: MemoryDisk; sink?: MemorySink; clock?: FakeClock } = {}) {
   const clock = options.clock ?? new FakeClock();
-  const medium = options.medium ?? new MemoryMedium();
+  const disk = options.disk ?? new MemoryDisk();
   const sink = options.sink ?? new MemorySink();
   let ids = 0;
   const open = () =>
     Coordinator.open({
       clock,
-      store: new MemoryStore(medium),
+      store: new MemoryStore(disk),
       sink,
       newGrantId: () => `grant-${++ids}`,
       requestRetentionMs: options.retentionMs ?? 3_600_000,
       log: quiet,
     });
   const core = await open();
-  return { clock, medium, sink, core, reopen: open };
+  return { clock, disk, sink, core, reopen: open };
 }
 
 let nextId = 0;
@@ -63,33 +63,33 @@ describe('L2: one valid lease per resource', () => {
 
 describe('L3: reserve, fence, record, reply', () => {
   it('advances the sink fence after the token is durably reserved and before the lease is recorded', async () => {
-    const { core, medium, sink } = await setup();
+    const { core, disk, sink } = await setup();
     const seen: unknown[] = [];
     sink.beforeAdvance = (resource, token) => {
       seen.push({
-        reserved: medium.counters.get(resource),
-        durable: medium.journal.at(-1),
-        recorded: medium.grants.get(resource)?.token ?? null,
+        reserved: disk.counters.get(resource),
+        durable: disk.journal.at(-1),
+        recorded: disk.grants.get(resource)?.token ?? null,
         described: core.describe(resource).lease,
       });
       expect(token).toBe(1n);
     };
     const lease = granted(await core.acquire(req()));
     expect(seen).toEqual([{ reserved: 1n, durable: { op: 'reserve', key: 'r', durable: true }, recorded: null, described: null }]);
-    expect(medium.journal.map((w) => [w.op, w.durable])).toEqual([['reserve', true], ['grant', true]]);
+    expect(disk.journal.map((w) => [w.op, w.durable])).toEqual([['reserve', true], ['grant', true]]);
     expect(sink.fence('r')).toBe(lease.token);
-    expect(medium.grants.get('r')?.token).toBe(lease.token);
+    expect(disk.grants.get('r')?.token).toBe(lease.token);
   });
 
   it('grants nothing when the sink fails, and a later Acquire gets a larger token', async () => {
-    const { core, sink, medium } = await setup();
+    const { core, sink, disk } = await setup();
     sink.down = 'UNAVAILABLE';
     const request = req();
     expect(await core.acquire(request)).toEqual({ kind: 'sink-unavailable', sinkCode: 'UNAVAILABLE' });
     expect(core.describe('r')).toEqual({ lease: null, lastToken: 0n });
-    expect(medium.grants.size).toBe(0);
-    expect(medium.requests.size).toBe(0);
-    expect(medium.counters.get('r')).toBe(1n); // burned, never reused (L6)
+    expect(disk.grants.size).toBe(0);
+    expect(disk.requests.size).toBe(0);
+    expect(disk.counters.get('r')).toBe(1n); // burned, never reused (L6)
 
     sink.down = null;
     const lease = granted(await core.acquire(request)); // same request id: nothing was recorded for it
@@ -98,9 +98,9 @@ describe('L3: reserve, fence, record, reply', () => {
   });
 
   it('grants nothing when recording fails after the fence moved, and never reuses that token', async () => {
-    const { core, sink, medium } = await setup();
+    const { core, sink, disk } = await setup();
     sink.beforeAdvance = () => {
-      medium.failNext = new Error('disk full');
+      disk.failNext = new Error('disk full');
     };
     const request = req();
     await expect(core.acquire(request)).rejects.toThrow('disk full');
@@ -111,11 +111,11 @@ describe('L3: reserve, fence, record, reply', () => {
   });
 
   it('on FENCE_REGRESSION raises the counter durably above the fence and retries once', async () => {
-    const { core, sink, medium } = await setup();
+    const { core, sink, disk } = await setup();
     sink.fences.set('r', 41n); // e.g. this coordinator's data dir was lost
     const lease = granted(await core.acquire(req()));
     expect(lease.token).toBe(42n);
-    expect(medium.counters.get('r')).toBe(42n);
+    expect(disk.counters.get('r')).toBe(42n);
     expect(sink.advances.map((a) => a.token)).toEqual([42n]);
   });
 
@@ -191,7 +191,7 @@ describe('R3: request records are kept for the retention, then collected', () =>
 
     ctx.clock.advance(1);
     expect(await ctx.core.collectRequests()).toBe(1);
-    expect(ctx.medium.requests.has(request.requestId)).toBe(false);
+    expect(ctx.disk.requests.has(request.requestId)).toBe(false);
     // Collected: the id is new again (and the old lease long expired), so it gets a new token.
     expect(granted(await ctx.core.acquire(request)).token).toBeGreaterThan(lease.token);
   });
@@ -206,12 +206,12 @@ describe('R3: request records are kept for the retention, then collected', () =>
     }
     expect(await ctx.core.collectRequests()).toBe(0);
     expect(await ctx.core.acquire(request)).toEqual({ kind: 'replayed', lease: { ...lease, remainingMs: TTL } }); // renewed just now
-    expect(ctx.medium.requests.has(request.requestId)).toBe(true);
+    expect(ctx.disk.requests.has(request.requestId)).toBe(true);
 
     // Once the lease is over, the retention that has long passed applies.
     await ctx.core.release(holderOf(lease));
     expect(await ctx.core.collectRequests()).toBe(1);
-    expect(ctx.medium.requests.has(request.requestId)).toBe(false);
+    expect(ctx.disk.requests.has(request.requestId)).toBe(false);
   });
 
   it('R3: a request id past retention is new again even when its old resource is held by someone else', async () => {
@@ -295,33 +295,33 @@ describe('L4: Renew', () => {
   ])('L4/L7: a %s TTL is synced before the renew is answered, so a crash right after it cannot bring the old TTL back', async (_how, ttlMs) => {
     const ctx = await setup();
     const lease = granted(await ctx.core.acquire(req()));
-    const before = ctx.medium.journal.length;
+    const before = ctx.disk.journal.length;
     expect(await ctx.core.renew({ ...holderOf(lease), ttlMs })).toMatchObject({ kind: 'renewed', lease: { ttlMs, remainingMs: ttlMs } });
-    expect(ctx.medium.journal.slice(before)).toEqual([{ op: 'ttl', key: 'r', durable: true }]);
-    ctx.medium.crash(); // power loss: whatever was not synced is gone
+    expect(ctx.disk.journal.slice(before)).toEqual([{ op: 'ttl', key: 'r', durable: true }]);
+    ctx.disk.crash(); // power loss: whatever was not synced is gone
     const restarted = await ctx.reopen();
     expect(restarted.describe('r').lease).toEqual({ ...lease, ttlMs, remainingMs: ttlMs });
   });
 
   it('L4: a renew that keeps the TTL (0, or the same value) writes nothing at all', async () => {
-    const { core, medium, clock } = await setup();
+    const { core, disk, clock } = await setup();
     const lease = granted(await core.acquire(req()));
-    const before = medium.journal.length;
+    const before = disk.journal.length;
     for (const ttlMs of [0, TTL, 0]) {
       clock.advance(500);
       expect(await core.renew({ ...holderOf(lease), ttlMs })).toEqual({ kind: 'renewed', lease: { ...lease, remainingMs: TTL } });
     }
-    expect(medium.journal.length).toBe(before);
+    expect(disk.journal.length).toBe(before);
   });
 
   it('L4: if the new TTL cannot be written, the renew fails and the lease keeps its old TTL and expiry', async () => {
-    const { core, medium, clock } = await setup();
+    const { core, disk, clock } = await setup();
     const lease = granted(await core.acquire(req()));
     clock.advance(400);
-    medium.failNext = new Error('disk full');
+    disk.failNext = new Error('disk full');
     await expect(core.renew({ ...holderOf(lease), ttlMs: 60_000 })).rejects.toThrow('disk full');
     expect(core.describe('r').lease).toEqual({ ...lease, remainingMs: TTL - 400 });
-    expect(medium.grants.get('r')?.ttlMs).toBe(TTL);
+    expect(disk.grants.get('r')?.ttlMs).toBe(TTL);
   });
 
   it('refuses to renew a released lease (it is over)', async () => {
@@ -380,7 +380,7 @@ describe('L6: tokens strictly increase forever', () => {
       const lease = granted(await ctx.core.acquire(req()));
       await ctx.core.release(holderOf(lease));
     }
-    const fresh = await setup({ sink: ctx.sink, clock: ctx.clock }); // a new, empty medium
+    const fresh = await setup({ sink: ctx.sink, clock: ctx.clock }); // a new, empty disk
     expect(granted(await fresh.core.acquire(req())).token).toBe(4n);
   });
 });
@@ -512,12 +512,12 @@ describe('S1/S2 under concurrency', () => {
     const bob = granted(await acquiring);
     expect(sent).toEqual([old.token + 1n, old.token + 2n]);
     expect(bob.token).toBe(old.token + 2n);
-    expect(ctx.medium.grants.get('r')).toMatchObject({ ownerId: 'bob', token: bob.token, ended: null });
+    expect(ctx.disk.grants.get('r')).toMatchObject({ ownerId: 'bob', token: bob.token, ended: null });
     expect((await ctx.reopen()).describe('r').lease).toEqual({ ...bob, remainingMs: TTL }); // L7 keeps bob's lease
   });
 
   it('R3/S2: collection racing a re-acquisition of a collected request id cannot drop the new record', async () => {
-    const { core, clock, sink, medium } = await setup({ retentionMs: 10_000 });
+    const { core, clock, sink, disk } = await setup({ retentionMs: 10_000 });
     const request = req();
     granted(await core.acquire(request));
     clock.advance(10_000); // expired and past retention: the id is new again
@@ -533,7 +533,7 @@ describe('S1/S2 under concurrency', () => {
     sinkAnswers.open();
     const lease = granted(await reacquired);
     expect(await collecting).toBe(0);
-    expect(medium.requests.get(request.requestId)?.token).toBe(lease.token);
+    expect(disk.requests.get(request.requestId)?.token).toBe(lease.token);
     sink.beforeAdvance = null;
     expect(await core.acquire(request)).toEqual({ kind: 'replayed', lease }); // S2: its retry gets the same token
   });
@@ -566,7 +566,7 @@ async function hasSettled(promise: Promise<unknown>): Promise<boolean> {
 
 describe('close(): shutdown never cuts an operation in half', () => {
   it('waits for an Acquire that is waiting on the sink, lets it record its grant, then refuses new calls', async () => {
-    const { core, sink, medium } = await setup();
+    const { core, sink, disk } = await setup();
     const atSink = gate();
     const sinkAnswers = gate();
     sink.beforeAdvance = async () => {
@@ -583,18 +583,18 @@ describe('close(): shutdown never cuts an operation in half', () => {
     sinkAnswers.open();
     await closing;
     expect(granted(await inFlight).token).toBe(1n);
-    expect(medium.grants.get('r')?.token).toBe(1n); // written before close() resolved, so before the store closes
-    expect(medium.counters.has('other')).toBe(false);
+    expect(disk.grants.get('r')?.token).toBe(1n); // written before close() resolved, so before the store closes
+    expect(disk.counters.has('other')).toBe(false);
   });
 
   it('L8: a sweep settles only once every resource it started has, even when one of them failed', async () => {
-    const { core, clock, sink, medium } = await setup();
+    const { core, clock, sink, disk } = await setup();
     granted(await core.acquire(req({ resource: 'a' })));
     granted(await core.acquire(req({ resource: 'b' })));
     clock.advance(TTL);
     const bAtSink = gate();
     const bAnswers = gate();
-    medium.failNext = new Error('disk full'); // a's reservation is the sweep's first write
+    disk.failNext = new Error('disk full'); // a's reservation is the sweep's first write
     sink.beforeAdvance = async (resource) => {
       if (resource !== 'b') return;
       bAtSink.open();
@@ -605,6 +605,6 @@ describe('close(): shutdown never cuts an operation in half', () => {
     expect(await hasSettled(sweep)).toBe(false); // a has failed, b is still running
     bAnswers.open();
     await expect(sweep).rejects.toThrow('disk full');
-    expect(medium.grants.get('b')?.ended).toBe('fenced');
+    expect(disk.grants.get('b')?.ended).toBe('fenced');
   });
 });

@@ -6,7 +6,7 @@
 import { KeyedLock, settleAll, unreachable, type Clock } from '@fencer/common';
 import { LeaseTable, type Description } from './lease-table.js';
 import type { LeaseStore } from './store.js';
-import type { AdvanceOutcome, SinkPort } from './sink-port.js';
+import type { SinkAdvanceOutcome, SinkPort } from './sink-port.js';
 import type { AcquireParams, Grant, LeaseView, ReleaseParams, RenewParams, RequestRecord } from './model.js';
 
 /** Sink answers that mean this coordinator's credential is wrong or missing (A1). */
@@ -287,7 +287,7 @@ export class Coordinator {
    * next reservation goes above it. Whatever the sink says, the token is
    * spent: it is never reserved again.
    */
-  async #reserveAndAdvance(resource: string, logContext: object): Promise<{ token: bigint; advance: AdvanceOutcome }> {
+  async #reserveAndAdvance(resource: string, logContext: object): Promise<{ token: bigint; advance: SinkAdvanceOutcome }> {
     const token = this.#table.nextToken(resource);
     await this.deps.store.reserveToken(resource, token);
     this.#table.noteReserved(resource, token);

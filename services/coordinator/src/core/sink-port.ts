@@ -3,7 +3,7 @@
 // fence only from FENCE_REGRESSION (L6), so AdvanceFence is all it needs.
 
 /** AdvanceFence's outcome (F4). */
-export type AdvanceOutcome =
+export type SinkAdvanceOutcome =
   /** The sink's fence is now durably `fence` (== the token asked for). */
   | { readonly kind: 'advanced'; readonly fence: bigint }
   /** FENCE_REGRESSION: the sink's fence `fence` is already >= the token. */
@@ -19,5 +19,5 @@ export type AdvanceOutcome =
 /** The sink as the coordinator uses it; implementations never throw for remote failures. */
 export interface SinkPort {
   /** Asks the sink to move `resource`'s fence to `token`, identified by `grantId` (F4). Bounded in time. */
-  advanceFence(resource: string, token: bigint, grantId: string): Promise<AdvanceOutcome>;
+  advanceFence(resource: string, token: bigint, grantId: string): Promise<SinkAdvanceOutcome>;
 }

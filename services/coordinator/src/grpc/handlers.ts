@@ -5,7 +5,7 @@ import { RequestCheck, requireOwner, unaryFactory, type Authenticator, type Limi
 import type { CoordinatorHandlers } from '@fencer/proto';
 import type { Coordinator } from '../core/coordinator.js';
 import type { ReleaseParams } from '../core/model.js';
-import { acquireResponse, describeResponse, releaseResponse, renewResponse } from './status.js';
+import { acquireResponseOrThrow, describeResponse, releaseResponse, renewResponseOrThrow } from './status.js';
 
 /** A4: who may call what. */
 export const COORDINATOR_ROLES = Object.freeze({
@@ -31,14 +31,14 @@ export function coordinatorHandlers(core: Coordinator, options: { authenticator:
       };
       check.done();
       requireOwner(principal, params.ownerId);
-      return acquireResponse(await core.acquire(params), params.resource);
+      return acquireResponseOrThrow(await core.acquire(params), params.resource);
     }),
     Renew: unary('Renew', COORDINATOR_ROLES.Renew, async (request, { principal }) => {
       const check = new RequestCheck(limits);
       const params = { ...holderParams(check, request), ttlMs: check.ttlMs('ttl_ms', request.ttl_ms, { zeroKeeps: true }) };
       check.done();
       requireOwner(principal, params.ownerId);
-      return renewResponse(await core.renew(params), params.resource);
+      return renewResponseOrThrow(await core.renew(params), params.resource);
     }),
     Release: unary('Release', COORDINATOR_ROLES.Release, async (request, { principal }) => {
       const check = new RequestCheck(limits);

@@ -8,7 +8,7 @@ import { Failure } from '@fencer/server-kit';
 import { REASON_CODES } from '@fencer/common';
 import type { AcquireOutcome, RenewOutcome } from '../core/coordinator.js';
 import type { LeaseView } from '../core/model.js';
-import { acquireResponse, releaseResponse, renewResponse } from './status.js';
+import { acquireResponseOrThrow, releaseResponse, renewResponseOrThrow } from './status.js';
 
 const holder: LeaseView = { resource: 'r', ownerId: 'alice', incarnation: 7n, token: 3n, ttlMs: 1_000, remainingMs: 640 };
 
@@ -30,21 +30,21 @@ describe('error model: outcome → code, reason, ErrorInfo metadata', () => {
     ['L3 step 2', { kind: 'sink-unavailable', sinkCode: 'DEADLINE_EXCEEDED' }, grpc.status.UNAVAILABLE, 'SINK_UNAVAILABLE', { sink_code: 'DEADLINE_EXCEEDED' }],
     ['L3 regression twice', { kind: 'fence-conflict', fence: 18446744073709551615n }, grpc.status.ABORTED, 'FENCE_CONFLICT', { fence: '18446744073709551615' }],
   ])('Acquire, %s', (_rule, outcome, code, reason, metadata) => {
-    expect(refusal(() => acquireResponse(outcome, 'r'))).toEqual({ code, reason, metadata });
+    expect(refusal(() => acquireResponseOrThrow(outcome, 'r'))).toEqual({ code, reason, metadata });
   });
 
   it.each<[string, RenewOutcome, string]>([
     ['someone else holds the latest grant', { kind: 'not-holder' }, 'NOT_LEASE_HOLDER'],
     ['the lease is over', { kind: 'expired' }, 'LEASE_EXPIRED'],
   ])('Renew when %s: FAILED_PRECONDITION (never a code that invites a retry)', (_when, outcome, reason) => {
-    expect(refusal(() => renewResponse(outcome, 'r'))).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, reason });
+    expect(refusal(() => renewResponseOrThrow(outcome, 'r'))).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, reason });
   });
 
   it('granted and replayed leases carry uint64 fields as decimal strings; replayed says so', () => {
     const lease = { ...holder, token: 18446744073709551615n };
     const wire = { resource: 'r', owner_id: 'alice', incarnation: '7', token: '18446744073709551615', ttl_ms: '1000', remaining_ms: '640' };
-    expect(acquireResponse({ kind: 'granted', lease }, 'r')).toEqual({ lease: wire, replayed: false });
-    expect(acquireResponse({ kind: 'replayed', lease }, 'r')).toEqual({ lease: wire, replayed: true });
+    expect(acquireResponseOrThrow({ kind: 'granted', lease }, 'r')).toEqual({ lease: wire, replayed: false });
+    expect(acquireResponseOrThrow({ kind: 'replayed', lease }, 'r')).toEqual({ lease: wire, replayed: true });
   });
 
   it('L5: Release is never an error', () => {

@@ -20,7 +20,7 @@ export function leaseMessage(lease: LeaseView): Lease {
 }
 
 /** granted/replayed → response; LEASE_HELD, REQUEST_ID_REUSED, SINK_UNAVAILABLE, FENCE_CONFLICT thrown. */
-export function acquireResponse(outcome: AcquireOutcome, resource: string): AcquireResponse {
+export function acquireResponseOrThrow(outcome: AcquireOutcome, resource: string): AcquireResponse {
   switch (outcome.kind) {
     case 'granted':
       return { lease: leaseMessage(outcome.lease), replayed: false };
@@ -48,7 +48,7 @@ export function acquireResponse(outcome: AcquireOutcome, resource: string): Acqu
 }
 
 /** renewed → response; NOT_LEASE_HOLDER, LEASE_EXPIRED thrown (both FAILED_PRECONDITION: do not retry). */
-export function renewResponse(outcome: RenewOutcome, resource: string): RenewResponse {
+export function renewResponseOrThrow(outcome: RenewOutcome, resource: string): RenewResponse {
   switch (outcome.kind) {
     case 'renewed':
       return { lease: leaseMessage(outcome.lease) };

@@ -31,13 +31,13 @@ export type WriteDecision =
   | { readonly kind: 'apply' }
   | { readonly kind: 'replayed' }
   | { readonly kind: 'stale'; readonly fence: bigint }
-  | { readonly kind: 'not_issued'; readonly fence: bigint }
+  | { readonly kind: 'not-issued'; readonly fence: bigint }
   | { readonly kind: 'conflict' };
 
 /** The verdict on an AdvanceFence. Only `advanced` changes state. */
 export type AdvanceDecision =
   | { readonly kind: 'advanced' }
-  | { readonly kind: 'retry_same_grant' }
+  | { readonly kind: 'retry-same-grant' }
   | { readonly kind: 'regression'; readonly fence: bigint };
 
 /**
@@ -49,7 +49,7 @@ export function decideWrite(fence: bigint, existing: StoredResult | undefined, a
   // The token check comes first (F3): a stale replay is STALE_TOKEN, so a
   // fenced-out worker learns nothing from Write and must use Read.
   if (attempt.token < fence) return { kind: 'stale', fence };
-  if (attempt.token > fence) return { kind: 'not_issued', fence };
+  if (attempt.token > fence) return { kind: 'not-issued', fence };
   if (existing === undefined) return { kind: 'apply' };
   return sameBytes(existing.payload, attempt.payload) ? { kind: 'replayed' } : { kind: 'conflict' };
 }
@@ -61,7 +61,7 @@ export function decideWrite(fence: bigint, existing: StoredResult | undefined, a
 export function decideAdvance(current: FenceRecord | undefined, attempt: AdvanceAttempt): AdvanceDecision {
   const fence = current?.fence ?? 0n;
   if (attempt.token > fence) return { kind: 'advanced' };
-  if (current !== undefined && attempt.token === fence && attempt.grantId === current.grantId) return { kind: 'retry_same_grant' };
+  if (current !== undefined && attempt.token === fence && attempt.grantId === current.grantId) return { kind: 'retry-same-grant' };
   return { kind: 'regression', fence };
 }
 

@@ -43,7 +43,7 @@ describe('SinkEngine writes (F1, F3)', () => {
 
   const refusals = [
     { name: 'F1: a stale token is refused with the fence', token: 2n, resultId: 'new', payload: 'p', expected: { kind: 'stale', fence: 3n } },
-    { name: 'F1: a token never issued is refused with the fence', token: 4n, resultId: 'new', payload: 'p', expected: { kind: 'not_issued', fence: 3n } },
+    { name: 'F1: a token never issued is refused with the fence', token: 4n, resultId: 'new', payload: 'p', expected: { kind: 'not-issued', fence: 3n } },
     { name: 'F3: another payload under a stored result_id conflicts', token: 3n, resultId: 'x', payload: 'other', expected: { kind: 'conflict', fence: 3n } },
     { name: 'F3: a stale replay is STALE_TOKEN (token check first)', token: 2n, resultId: 'x', payload: 'p', expected: { kind: 'stale', fence: 3n } },
     { name: 'F3: a replay succeeds without storing anything', token: 3n, resultId: 'x', payload: 'p', expected: { kind: 'replayed', fence: 3n } },
@@ -58,12 +58,12 @@ describe('SinkEngine writes (F1, F3)', () => {
     expect(snapshot(disk)).toEqual(before);
     expect(store.stats.commits).toBe(commitsBefore);
     expect(await engine.read('r', 'x')).toEqual({ kind: 'found', token: 3n, payload: text('p') });
-    expect(await engine.read('r', 'new')).toEqual({ kind: 'not_found' });
+    expect(await engine.read('r', 'new')).toEqual({ kind: 'not-found' });
   });
 
   it('F1: a resource that was never advanced accepts no write', async () => {
     const { engine, disk } = setup();
-    expect(await engine.write({ resource: 'r', token: 1n, resultId: 'x', payload: text('p') })).toEqual({ kind: 'not_issued', fence: 0n });
+    expect(await engine.write({ resource: 'r', token: 1n, resultId: 'x', payload: text('p') })).toEqual({ kind: 'not-issued', fence: 0n });
     expect(disk.results.size).toBe(0);
     expect(await engine.getFence('r')).toBe(0n);
   });
@@ -83,7 +83,7 @@ describe('SinkEngine fences (F4)', () => {
   it('moves up, accepts the same grant retry, refuses regressions without change', async () => {
     const { engine, disk } = setup();
     expect(await engine.advanceFence({ resource: 'r', token: 5n, grantId: 'g5' })).toEqual({ kind: 'advanced', fence: 5n });
-    expect(await engine.advanceFence({ resource: 'r', token: 5n, grantId: 'g5' })).toEqual({ kind: 'retry_same_grant', fence: 5n });
+    expect(await engine.advanceFence({ resource: 'r', token: 5n, grantId: 'g5' })).toEqual({ kind: 'retry-same-grant', fence: 5n });
     const before = snapshot(disk);
     expect(await engine.advanceFence({ resource: 'r', token: 5n, grantId: 'other' })).toEqual({ kind: 'regression', fence: 5n });
     expect(await engine.advanceFence({ resource: 'r', token: 4n, grantId: 'g4' })).toEqual({ kind: 'regression', fence: 5n });
@@ -112,7 +112,7 @@ describe('SinkEngine critical section and durability (F2, F6)', () => {
     expect(await before).toEqual({ kind: 'applied', fence: 1n });
     expect(await advance).toEqual({ kind: 'advanced', fence: 2n });
     expect(await after).toEqual({ kind: 'stale', fence: 2n });
-    expect(await engine.read('r', 'after')).toEqual({ kind: 'not_found' });
+    expect(await engine.read('r', 'after')).toEqual({ kind: 'not-found' });
   });
 
   it('F2: concurrent writes of one result_id store exactly one payload (S6)', async () => {
@@ -168,7 +168,7 @@ describe('SinkEngine critical section and durability (F2, F6)', () => {
     backend.syncNext();
     await turn();
     expect(advance.value).toEqual({ kind: 'advanced', fence: 2n });
-    expect(retry.value).toEqual({ kind: 'retry_same_grant', fence: 2n });
+    expect(retry.value).toEqual({ kind: 'retry-same-grant', fence: 2n });
     expect(stale.value).toEqual({ kind: 'stale', fence: 2n });
   });
 

@@ -26,19 +26,19 @@ export type WriteOutcome =
   | { readonly kind: 'applied'; readonly fence: bigint }
   | { readonly kind: 'replayed'; readonly fence: bigint }
   | { readonly kind: 'stale'; readonly fence: bigint }
-  | { readonly kind: 'not_issued'; readonly fence: bigint }
+  | { readonly kind: 'not-issued'; readonly fence: bigint }
   | { readonly kind: 'conflict'; readonly fence: bigint };
 
 /** The answer to an AdvanceFence; on success `fence` equals the requested token. */
 export type AdvanceOutcome =
   | { readonly kind: 'advanced'; readonly fence: bigint }
-  | { readonly kind: 'retry_same_grant'; readonly fence: bigint }
+  | { readonly kind: 'retry-same-grant'; readonly fence: bigint }
   | { readonly kind: 'regression'; readonly fence: bigint };
 
 /** The answer to a Read: only durable results are reported. */
 export type ReadOutcome =
   | { readonly kind: 'found'; readonly token: bigint; readonly payload: Uint8Array }
-  | { readonly kind: 'not_found' };
+  | { readonly kind: 'not-found' };
 
 interface Decided<T> {
   readonly outcome: T;
@@ -83,7 +83,7 @@ export class SinkEngine {
           // rests on may still be pending: a REPLAYED must survive a crash (S5).
           return { outcome: { kind: decision.kind, fence }, durable: this.store.settled() };
         case 'stale':
-        case 'not_issued':
+        case 'not-issued':
           return { outcome: { kind: decision.kind, fence: decision.fence }, durable: this.store.settled() };
       }
     });
@@ -99,8 +99,8 @@ export class SinkEngine {
           const op: StoreOp = { kind: 'fence', resource: command.resource, record: { fence: command.token, grantId: command.grantId } };
           return { outcome: { kind: 'advanced', fence: command.token }, durable: this.store.commit([op]) };
         }
-        case 'retry_same_grant':
-          return { outcome: { kind: 'retry_same_grant', fence: command.token }, durable: this.store.settled() };
+        case 'retry-same-grant':
+          return { outcome: { kind: 'retry-same-grant', fence: command.token }, durable: this.store.settled() };
         case 'regression':
           return { outcome: { kind: 'regression', fence: decision.fence }, durable: this.store.settled() };
       }
@@ -110,7 +110,7 @@ export class SinkEngine {
   /** F3 Read: the durable result, or not_found. */
   async read(resource: string, resultId: string): Promise<ReadOutcome> {
     const result = await this.store.durableResult(resource, resultId);
-    return result === undefined ? { kind: 'not_found' } : { kind: 'found', token: result.token, payload: result.payload };
+    return result === undefined ? { kind: 'not-found' } : { kind: 'found', token: result.token, payload: result.payload };
   }
 
   /** The durable fence; 0n when the resource was never advanced. */

@@ -3,7 +3,7 @@
 import { RequestCheck, unaryFactory, type Authenticator, type Limits, type Logger, type Role } from '@fencer/server-kit';
 import type { SinkHandlers } from '@fencer/proto';
 import type { SinkApi } from '../core/sink-engine.js';
-import { advanceResponse, readResponse, storeFailure, writeResponse } from './status.js';
+import { advanceResponseOrThrow, readResponseOrThrow, rethrowStoreFailure, writeResponseOrThrow } from './status.js';
 
 /**
  * A4. GetFence also admits the coordinator, a deviation from A4's table:
@@ -28,8 +28,8 @@ export function sinkHandlers(engine: SinkApi, options: { authenticator: Authenti
       const token = check.positive('token', request.token);
       const grantId = check.id('grant_id', request.grant_id);
       check.done();
-      const outcome = await engine.advanceFence({ resource, token, grantId }).catch(storeFailure);
-      return advanceResponse(outcome, resource);
+      const outcome = await engine.advanceFence({ resource, token, grantId }).catch(rethrowStoreFailure);
+      return advanceResponseOrThrow(outcome, resource);
     }),
     Write: unary('Write', SINK_ROLES.Write, async (request) => {
       const check = new RequestCheck(limits);
@@ -38,21 +38,21 @@ export function sinkHandlers(engine: SinkApi, options: { authenticator: Authenti
       const resultId = check.id('result_id', request.result_id);
       const payload = check.payload('payload', request.payload);
       check.done();
-      const outcome = await engine.write({ resource, token, resultId, payload }).catch(storeFailure);
-      return writeResponse(outcome, resource);
+      const outcome = await engine.write({ resource, token, resultId, payload }).catch(rethrowStoreFailure);
+      return writeResponseOrThrow(outcome, resource);
     }),
     Read: unary('Read', SINK_ROLES.Read, async (request) => {
       const check = new RequestCheck(limits);
       const resource = check.id('resource', request.resource);
       const resultId = check.id('result_id', request.result_id);
       check.done();
-      return readResponse(await engine.read(resource, resultId).catch(storeFailure));
+      return readResponseOrThrow(await engine.read(resource, resultId).catch(rethrowStoreFailure));
     }),
     GetFence: unary('GetFence', SINK_ROLES.GetFence, async (request) => {
       const check = new RequestCheck(limits);
       const resource = check.id('resource', request.resource);
       check.done();
-      return { fence: (await engine.getFence(resource).catch(storeFailure)).toString() };
+      return { fence: (await engine.getFence(resource).catch(rethrowStoreFailure)).toString() };
     }),
   };
 }

@@ -7,7 +7,7 @@ import type { AdvanceOutcome, ReadOutcome, WriteOutcome } from '../core/sink-eng
 import { StoreFailedError } from '../core/store.js';
 
 /** APPLIED/REPLAYED become a response; STALE_TOKEN, TOKEN_NOT_ISSUED, RESULT_CONFLICT are thrown as Failure. */
-export function writeResponse(outcome: WriteOutcome, resource: string): WriteResponse {
+export function writeResponseOrThrow(outcome: WriteOutcome, resource: string): WriteResponse {
   switch (outcome.kind) {
     case 'applied':
       return { outcome: 'APPLIED', fence: outcome.fence.toString() };
@@ -15,7 +15,7 @@ export function writeResponse(outcome: WriteOutcome, resource: string): WriteRes
       return { outcome: 'REPLAYED', fence: outcome.fence.toString() };
     case 'stale':
       throw new Failure('STALE_TOKEN', `token is below the fence ${outcome.fence} of ${resource}: this writer was fenced out`, { fence: outcome.fence.toString() });
-    case 'not_issued':
+    case 'not-issued':
       throw new Failure('TOKEN_NOT_ISSUED', `token is above the fence ${outcome.fence} of ${resource}: it was never issued`, { fence: outcome.fence.toString() });
     case 'conflict':
       throw new Failure('RESULT_CONFLICT', 'a different payload is already stored under this result_id');
@@ -23,10 +23,10 @@ export function writeResponse(outcome: WriteOutcome, resource: string): WriteRes
 }
 
 /** Success (moved, or the same grant's retry) becomes a response; FENCE_REGRESSION is thrown. */
-export function advanceResponse(outcome: AdvanceOutcome, resource: string): AdvanceFenceResponse {
+export function advanceResponseOrThrow(outcome: AdvanceOutcome, resource: string): AdvanceFenceResponse {
   switch (outcome.kind) {
     case 'advanced':
-    case 'retry_same_grant':
+    case 'retry-same-grant':
       return { fence: outcome.fence.toString() };
     case 'regression':
       throw new Failure('FENCE_REGRESSION', `the fence of ${resource} is already ${outcome.fence}`, { fence: outcome.fence.toString() });
@@ -34,11 +34,11 @@ export function advanceResponse(outcome: AdvanceOutcome, resource: string): Adva
 }
 
 /** A found result becomes a response; a missing one is RESULT_NOT_FOUND. */
-export function readResponse(outcome: ReadOutcome): ReadResponse {
+export function readResponseOrThrow(outcome: ReadOutcome): ReadResponse {
   switch (outcome.kind) {
     case 'found':
       return { payload: Buffer.from(outcome.payload.buffer, outcome.payload.byteOffset, outcome.payload.byteLength), token: outcome.token.toString() };
-    case 'not_found':
+    case 'not-found':
       throw new Failure('RESULT_NOT_FOUND', 'no result is stored under this resource and result_id');
   }
 }
@@ -47,7 +47,7 @@ export function readResponse(outcome: ReadOutcome): ReadResponse {
  * A failed store is UNAVAILABLE (the process is stopping; retrying against
  * a restarted sink is safe); any other error passes on and becomes INTERNAL.
  */
-export function storeFailure(error: unknown): never {
+export function rethrowStoreFailure(error: unknown): never {
   if (error instanceof StoreFailedError) throw new Failure('UNAVAILABLE', 'sink storage is unavailable; retry after the sink restarts');
   throw error;
 }
