@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVICE_NAMES } from '@fencer/proto';
 import { eventually, tempDir } from '@fencer/testkit';
 import { startSink, sinkConfig, type RunningSink } from '../src/index.js';
-import { memoryStore } from '../src/adapters/memory-store.js';
+import { memoryStore } from './doubles/memory-store.js';
 import { SinkEngine } from '../src/core/sink-engine.js';
 import { failureOf, healthStatus, readOrMissing, reflect, reflectedServices, serveSinkApi, sinkClient, type TestSinkClient } from './helpers.js';
 

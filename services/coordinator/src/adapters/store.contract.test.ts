@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { StartupError } from '@fencer/server-kit';
 import type { LeaseStore } from '../core/store.js';
 import type { Grant, RequestRecord } from '../core/model.js';
-import { MemoryDisk, MemoryStore } from './memory-store.js';
+import { MemoryDisk, MemoryStore } from '../../test/doubles/memory-store.js';
 import { LevelStore } from './level-store.js';
 
 interface Harness {

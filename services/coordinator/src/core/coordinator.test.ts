@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '@fencer/common';
 import { Coordinator, type AcquireOutcome, type CoreLog } from './coordinator.js';
-import { MemoryDisk, MemoryStore } from '../adapters/memory-store.js';
-import { MemorySink } from '../adapters/memory-sink.js';
+import { MemoryDisk, MemoryStore } from '../../test/doubles/memory-store.js';
+import { MemorySink } from '../../test/doubles/memory-sink.js';
 import type { AcquireParams, LeaseView } from './model.js';
 
 const quiet: CoreLog = { debug() {}, info() {}, warn() {} };

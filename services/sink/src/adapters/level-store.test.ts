@@ -5,7 +5,7 @@ import { StartupError } from '@fencer/server-kit';
 import { tempDir } from '@fencer/testkit';
 import { Level } from 'level';
 import { LevelBackend, openLevelStore } from './level-store.js';
-import { describeStoreContract } from './store-contract.js';
+import { describeStoreContract } from '../../test/store-contract.js';
 
 describeStoreContract('LevelDB', async () => {
   const dir = tempDir('fencer-sink-store-');

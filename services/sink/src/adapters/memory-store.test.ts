@@ -1,5 +1,5 @@
-import { MemoryDisk, memoryStore } from './memory-store.js';
-import { describeStoreContract } from './store-contract.js';
+import { MemoryDisk, memoryStore } from '../../test/doubles/memory-store.js';
+import { describeStoreContract } from '../../test/store-contract.js';
 
 describeStoreContract('in-memory', async () => {
   const disk = new MemoryDisk();

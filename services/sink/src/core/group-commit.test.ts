@@ -1,7 +1,7 @@
 // Group commit under a hand-cranked disk: what is in flight, what waits,
 // what a crash loses, and fail-stop (F6).
 import { describe, expect, it } from 'vitest';
-import { MemoryBackend, MemoryDisk, memoryStore } from '../adapters/memory-store.js';
+import { MemoryBackend, MemoryDisk, memoryStore } from '../../test/doubles/memory-store.js';
 import { GroupCommitStore } from './group-commit.js';
 import { StoreFailedError, type StoreOp } from './store.js';
 

@@ -2,7 +2,7 @@
 // changed after a refusal, one critical section per resource (F2),
 // durability before any answer (F6), fail-stop.
 import { describe, expect, it } from 'vitest';
-import { MemoryDisk, memoryStore } from '../adapters/memory-store.js';
+import { MemoryDisk, memoryStore } from '../../test/doubles/memory-store.js';
 import { SinkEngine } from './sink-engine.js';
 import { StoreFailedError } from './store.js';
 

@@ -1,8 +1,8 @@
 // An in-memory LeaseStore for unit tests and as the reference the LevelDB
 // store is checked against (the shared contract suite runs on both). Its
 // disk can simulate power loss, so tests can tell synced from unsynced writes.
-import type { LeaseStore, StoredState } from '../core/store.js';
-import type { Grant, RequestRecord } from '../core/model.js';
+import type { LeaseStore, StoredState } from '../../src/core/store.js';
+import type { Grant, RequestRecord } from '../../src/core/model.js';
 
 type WriteOp = 'reserve' | 'grant' | 'ttl' | 'end' | 'delete';
 

@@ -1,7 +1,7 @@
 // An in-memory SinkPort that implements F4 faithfully (advance iff token >
 // fence, or the same grant_id already set this token; else FENCE_REGRESSION
 // with the fence). A unit-test double only: process tests use the real sink.
-import type { SinkAdvanceOutcome, SinkPort } from '../core/sink-port.js';
+import type { SinkAdvanceOutcome, SinkPort } from '../../src/core/sink-port.js';
 
 /** F4 over Maps, with switches tests use to make the sink fail or stall. */
 export class MemorySink implements SinkPort {

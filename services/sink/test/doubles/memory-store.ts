@@ -1,9 +1,9 @@
 // An in-memory DurableBackend for unit tests. Its "disk" survives a simulated
 // crash (a new store over the same MemoryDisk), and a test can hold syncs
 // back or make them fail, to observe pipelining, durability and fail-stop.
-import type { FenceRecord, StoredResult } from '../core/fence-policy.js';
-import { GroupCommitStore, type DurableBackend } from '../core/group-commit.js';
-import { resultKey, type StoreOp } from '../core/store.js';
+import type { FenceRecord, StoredResult } from '../../src/core/fence-policy.js';
+import { GroupCommitStore, type DurableBackend } from '../../src/core/group-commit.js';
+import { resultKey, type StoreOp } from '../../src/core/store.js';
 
 /** What a crash does not lose: the synced state. Shared by successive stores in a test. */
 export class MemoryDisk {

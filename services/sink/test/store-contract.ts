@@ -3,8 +3,8 @@
 // before acknowledged and across close-and-reopen (F6, S5), group commit
 // (F6), exact bytes (S6), and fail-stop after an I/O error.
 import { describe, expect, it } from 'vitest';
-import type { GroupCommitStore } from '../core/group-commit.js';
-import { StoreFailedError, type StoreOp } from '../core/store.js';
+import type { GroupCommitStore } from '../src/core/group-commit.js';
+import { StoreFailedError, type StoreOp } from '../src/core/store.js';
 
 /** A place a store lives in; reopening it after close is how durability is checked. */
 export interface StoreLocation {
