@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { turn } from '@fencer/testkit';
 import { KeyedLock } from './keyed-lock.js';
 
-const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('KeyedLock', () => {
   it('never interleaves sections of one key, even across awaits', async () => {
@@ -9,8 +9,8 @@ describe('KeyedLock', () => {
     const trace: string[] = [];
     const section = (name: string) => lock.run('k', async () => {
       trace.push(`${name}:in`);
-      await tick();
-      await tick();
+      await turn();
+      await turn();
       trace.push(`${name}:out`);
     });
     await Promise.all([section('a'), section('b'), section('c')]);

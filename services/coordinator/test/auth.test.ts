@@ -3,8 +3,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
-import { CODE, coordinatorApi, coordinatorClient, fresh, ok, refused, sinkApi, sinkClient, startSinkProcess, startTestCoordinator, writeCredentials } from './helpers.js';
+import { stopFencer, tempDir, type FencerProcess, CODE, coordinatorApi, coordinatorClient, ok, refused, sinkApi, sinkClient } from '@fencer/testkit';
+import { fresh, startSinkProcess, startTestCoordinator, writeCredentials } from './helpers.js';
 
 let dir: ReturnType<typeof tempDir>;
 let creds: ReturnType<typeof writeCredentials>;

@@ -1,9 +1,9 @@
 // The core experiments of PROTOCOL.md, each on its own: an in-process
 // coordinator on a FakeClock, talking over real gRPC to a real sink child.
 import { describe, expect, it } from 'vitest';
-import { eventually } from '@fencer/testkit';
+import { eventually, CODE, coordinatorApi, coordinatorClient, ok, refused } from '@fencer/testkit';
 import type { FakeClock } from '@fencer/common';
-import { CODE, coordinatorApi, coordinatorClient, fresh, ok, refused, startTestCoordinator, useSinkProcess } from './helpers.js';
+import { fresh, startTestCoordinator, useSinkProcess } from './helpers.js';
 
 const TTL = 1_000;
 const sink = useSinkProcess();

@@ -1,87 +1,12 @@
 // Shared by the coordinator's integration tests: real sink processes, an
-// in-process coordinator on a FakeClock, and typed gRPC calls that resolve
-// to either a response or the decoded failure (code + reason + details).
-import * as grpc from '@grpc/grpc-js';
+// in-process coordinator on a FakeClock, a credentials file, fresh names.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  bearer,
-  fencing,
-  remoteFailure,
-  unaryCall,
-  type AcquireResponse__Output,
-  type CoordinatorClient,
-  type DescribeResponse__Output,
-  type GetFenceResponse__Output,
-  type ReleaseResponse__Output,
-  type RemoteFailure,
-  type RenewResponse__Output,
-  type SinkClient,
-  type WriteResponse__Output,
-} from '@fencer/proto';
+import type { SinkClient } from '@fencer/proto';
 import { FakeClock } from '@fencer/common';
 import { afterAll, beforeAll } from 'vitest';
-import { startFencer, stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
+import { sinkApi, sinkClient, startFencer, stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
 import { coordinatorConfig, startCoordinator, type RunningCoordinator } from '../src/index.js';
-
-export type Result<T> = { ok: true; value: T } | { ok: false; failure: RemoteFailure };
-
-/** Calls a unary method; never throws for a gRPC error. */
-export async function call<Req, Res>(
-  client: grpc.Client,
-  method: (req: Req, md: grpc.Metadata, opts: grpc.CallOptions, cb: (e: grpc.ServiceError | null, r?: Res) => void) => grpc.ClientUnaryCall,
-  request: Req,
-  token?: string,
-): Promise<Result<Res>> {
-  try {
-    return { ok: true, value: await unaryCall(client, method, request, { timeoutMs: 10_000, ...(token ? { metadata: bearer(token) } : {}) }) };
-  } catch (error) {
-    return { ok: false, failure: remoteFailure(error as grpc.ServiceError) };
-  }
-}
-
-/** The value of an ok result; fails the test with the failure otherwise. */
-export function ok<T>(result: Result<T>): T {
-  if (!result.ok) throw new Error(`expected OK, got ${grpc.status[result.failure.code]} ${result.failure.reason}: ${result.failure.message}`);
-  return result.value;
-}
-
-/** The failure of a refused call; fails the test if it succeeded. */
-export function refused<T>(result: Result<T>): RemoteFailure {
-  if (result.ok) throw new Error(`expected a refusal, got ${JSON.stringify(result.value)}`);
-  return result.failure;
-}
-
-export const CODE = grpc.status;
-
-export function coordinatorClient(address: string, options: grpc.ClientOptions = {}): CoordinatorClient {
-  return new fencing.Coordinator(address, grpc.credentials.createInsecure(), options);
-}
-
-export function sinkClient(address: string): SinkClient {
-  return new fencing.Sink(address, grpc.credentials.createInsecure());
-}
-
-/** Typed shorthands for every RPC used in the tests. */
-export function coordinatorApi(client: CoordinatorClient, token?: string) {
-  return {
-    acquire: (r: { request_id: string; resource: string; owner_id: string; incarnation: string; ttl_ms: string }) =>
-      call<typeof r, AcquireResponse__Output>(client, client.Acquire, r, token),
-    renew: (r: { resource: string; owner_id: string; incarnation: string; token: string; ttl_ms: string }) =>
-      call<typeof r, RenewResponse__Output>(client, client.Renew, r, token),
-    release: (r: { resource: string; owner_id: string; incarnation: string; token: string }) =>
-      call<typeof r, ReleaseResponse__Output>(client, client.Release, r, token),
-    describe: (resource: string) => call<{ resource: string }, DescribeResponse__Output>(client, client.Describe, { resource }, token),
-  };
-}
-
-export function sinkApi(client: SinkClient, token?: string) {
-  return {
-    write: (resource: string, fenceToken: string, resultId: string, payload: string) =>
-      call<object, WriteResponse__Output>(client, client.Write, { resource, token: fenceToken, result_id: resultId, payload: Buffer.from(payload) }, token),
-    fence: async (resource: string) => ok(await call<object, GetFenceResponse__Output>(client, client.GetFence, { resource }, token)).fence,
-  };
-}
 
 /** A real `fencer sink` child on a port-0 address (or `listen`) over `dataDir`. */
 export function startSinkProcess(dataDir: string, options: { listen?: string; credentials?: string } = {}): Promise<FencerProcess> {

@@ -1,7 +1,8 @@
 // --metrics: the coordinator's RPCs are counted by method and code on a
 // Prometheus /metrics endpoint.
 import { describe, expect, it } from 'vitest';
-import { coordinatorApi, coordinatorClient, fresh, ok, refused, startTestCoordinator, useSinkProcess } from './helpers.js';
+import { coordinatorApi, coordinatorClient, ok, refused } from '@fencer/testkit';
+import { fresh, startTestCoordinator, useSinkProcess } from './helpers.js';
 
 const sink = useSinkProcess();
 

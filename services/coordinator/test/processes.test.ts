@@ -3,8 +3,8 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, startFencer, stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
-import { CODE, coordinatorApi, coordinatorClient, fresh, ok, refused, sinkApi, sinkClient, startSinkProcess } from './helpers.js';
+import { eventually, startFencer, stopFencer, tempDir, type FencerProcess, CODE, coordinatorApi, coordinatorClient, ok, refused, sinkApi, sinkClient } from '@fencer/testkit';
+import { fresh, startSinkProcess } from './helpers.js';
 
 let dir: ReturnType<typeof tempDir>;
 let sink: FencerProcess;

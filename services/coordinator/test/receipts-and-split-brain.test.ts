@@ -2,7 +2,8 @@
 // coordinators over real gRPC against a real sink process.
 import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { CODE, coordinatorApi, coordinatorClient, fresh, ok, refused, startTestCoordinator, useSinkProcess } from './helpers.js';
+import { CODE, coordinatorApi, coordinatorClient, ok, refused } from '@fencer/testkit';
+import { fresh, startTestCoordinator, useSinkProcess } from './helpers.js';
 
 const sink = useSinkProcess();
 

@@ -6,8 +6,8 @@ import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unaryCall, type AcquireRequest, type AcquireResponse__Output } from '@fencer/proto';
 import { registry } from '@fencer/server-kit';
-import { stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
-import { coordinatorApi, coordinatorClient, fresh, ok, startSinkProcess, startTestCoordinator } from './helpers.js';
+import { stopFencer, tempDir, type FencerProcess, coordinatorApi, coordinatorClient, ok } from '@fencer/testkit';
+import { fresh, startSinkProcess, startTestCoordinator } from './helpers.js';
 
 let dir: ReturnType<typeof tempDir>;
 let sinkProcess: FencerProcess;

@@ -2,9 +2,9 @@
 // field (BadRequest), and changes nothing — neither the coordinator's state
 // nor the sink's fence.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
+import { stopFencer, tempDir, type FencerProcess, CODE, coordinatorApi, coordinatorClient, ok, refused, sinkApi, sinkClient } from '@fencer/testkit';
 import type { FakeClock } from '@fencer/common';
-import { CODE, coordinatorApi, coordinatorClient, fresh, ok, refused, sinkApi, sinkClient, startSinkProcess, startTestCoordinator } from './helpers.js';
+import { fresh, startSinkProcess, startTestCoordinator } from './helpers.js';
 
 let dir: ReturnType<typeof tempDir>;
 let sinkProcess: FencerProcess;

@@ -4,8 +4,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runFencer, startFencer, stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
-import { sinkClient } from './helpers.js';
+import { runFencer, startFencer, stopFencer, tempDir, type FencerProcess, sinkCalls } from '@fencer/testkit';
 
 const dirs: ReturnType<typeof tempDir>[] = [];
 const processes: FencerProcess[] = [];
@@ -89,7 +88,7 @@ describe('fencer sink command line', () => {
       env: { FENCER_SINK_INSECURE: '1', FENCER_SINK_LISTEN: '127.0.0.1:0', FENCER_SINK_DATA: dataDir, FENCER_SINK_MAX_PAYLOAD_BYTES: '10' },
     });
     processes.push(sink);
-    const client = sinkClient(sink.address);
+    const client = sinkCalls(sink.address);
     try {
       await client.advance({ resource: 'r', token: '1', grant_id: 'g1' });
       expect((await client.write({ resource: 'r', token: '1', result_id: 'ok', payload: Buffer.alloc(10) })).outcome).toBe('APPLIED');
@@ -102,7 +101,7 @@ describe('fencer sink command line', () => {
   it('--metrics serves Prometheus metrics, including group-commit batches', async () => {
     const sink = await startFencer(['sink', '--insecure', '--listen', '127.0.0.1:0', '--data', newDir(), '--metrics', '127.0.0.1:0']);
     processes.push(sink);
-    const client = sinkClient(sink.address);
+    const client = sinkCalls(sink.address);
     try {
       await client.advance({ resource: 'r', token: '1', grant_id: 'g1' });
     } finally {

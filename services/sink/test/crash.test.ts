@@ -13,8 +13,7 @@
 import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { remoteFailure } from '@fencer/proto';
-import { eventually, runFencer, startFencer, stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
-import { readOrMissing, sinkClient, writeOutcome, type TestSinkClient } from './helpers.js';
+import { eventually, runFencer, startFencer, stopFencer, tempDir, type FencerProcess, readOrMissing, sinkCalls, writeOutcome, type SinkCalls } from '@fencer/testkit';
 
 const started: FencerProcess[] = [];
 const dirs: ReturnType<typeof tempDir>[] = [];
@@ -52,8 +51,8 @@ describe('fencer sink under SIGKILL (F6, S5)', () => {
   it('every acknowledged write survives, the fence is the last acknowledged advance, nothing is half-applied', async () => {
     const dataDir = newDir();
     const first = await sink(dataDir);
-    const coordinator = sinkClient(first.address);
-    const workers = Array.from({ length: 6 }, () => sinkClient(first.address));
+    const coordinator = sinkCalls(first.address);
+    const workers = Array.from({ length: 6 }, () => sinkCalls(first.address));
     const resource = 'crash-job';
     let fence = 1n;
     await coordinator.advance({ resource, token: '1', grant_id: 'grant-1' });
@@ -106,7 +105,7 @@ describe('fencer sink under SIGKILL (F6, S5)', () => {
     // A restarted server can listen again on the address it had, even
     // right after a kill left its clients' connections behind.
     const second = await sink(dataDir, first.address);
-    const reader: TestSinkClient = sinkClient(second.address);
+    const reader: SinkCalls = sinkCalls(second.address);
     try {
       expect(await reader.getFence(resource)).toEqual({ fence: lastAcknowledgedAdvance.toString() });
       for (const attempt of attempts) {
@@ -141,8 +140,8 @@ describe('fencer sink process lifecycle', () => {
     expect(second.code).not.toBe(0);
     const lines = second.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^fencer sink: data directory .* is in use by another process \(LevelDB lock\)$/);
-    const client = sinkClient(first.address);
+    expect(lines[0]).toMatch(/^fencer sink: data directory .* is in use by another process \(is a second sink running on it\?\)$/);
+    const client = sinkCalls(first.address);
     try {
       expect(await client.getFence('r')).toEqual({ fence: '0' });
     } finally {
@@ -153,9 +152,9 @@ describe('fencer sink process lifecycle', () => {
   it('SIGTERM under load: exit 0, every write answered APPLIED or UNAVAILABLE, every APPLIED one survives the restart', async () => {
     const dataDir = newDir();
     const first = await sink(dataDir);
-    const coordinator = sinkClient(first.address);
+    const coordinator = sinkCalls(first.address);
     await coordinator.advance({ resource: 'r', token: '4', grant_id: 'g4' });
-    const workers = Array.from({ length: 4 }, () => sinkClient(first.address));
+    const workers = Array.from({ length: 4 }, () => sinkCalls(first.address));
     const answers: { resultId: string; outcome: string }[] = [];
     // Each worker keeps writing through the shutdown until it is refused, so
     // calls arrive before, during and after the server stops taking them.
@@ -180,7 +179,7 @@ describe('fencer sink process lifecycle', () => {
     expect(refused).toHaveLength(workers.length);
     for (const outcome of refused) expect(['code 14', 'UNAVAILABLE']).toContain(outcome);
     const second = await sink(dataDir);
-    const reader = sinkClient(second.address);
+    const reader = sinkCalls(second.address);
     try {
       expect(await reader.getFence('r')).toEqual({ fence: '4' });
       for (const { resultId } of answers.filter((a) => a.outcome === 'APPLIED')) {

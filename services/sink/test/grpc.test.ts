@@ -5,11 +5,11 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVICE_NAMES } from '@fencer/proto';
-import { eventually, tempDir } from '@fencer/testkit';
+import { eventually, tempDir, failureOf, healthStatus, readOrMissing, reflect, reflectedServices, sinkCalls, type SinkCalls } from '@fencer/testkit';
 import { startSink, sinkConfig, type RunningSink } from '../src/index.js';
 import { memoryStore } from './doubles/memory-store.js';
 import { SinkEngine } from '../src/core/sink-engine.js';
-import { failureOf, healthStatus, readOrMissing, reflect, reflectedServices, serveSinkApi, sinkClient, type TestSinkClient } from './helpers.js';
+import { serveSinkApi } from './helpers.js';
 
 const CODE = { OK: 0, INVALID_ARGUMENT: 3, NOT_FOUND: 5, ALREADY_EXISTS: 6, PERMISSION_DENIED: 7, FAILED_PRECONDITION: 9, UNAVAILABLE: 14, UNAUTHENTICATED: 16 };
 const TOKENS = { coordinator: 'coordinator-token-0001', worker: 'worker-token-000000001', admin: 'admin-token-0000000001' } as const;
@@ -17,18 +17,18 @@ const MiB = 1024 * 1024;
 
 let dir: ReturnType<typeof tempDir>;
 let sink: RunningSink;
-let coordinator: TestSinkClient;
-let worker: TestSinkClient;
-let admin: TestSinkClient;
+let coordinator: SinkCalls;
+let worker: SinkCalls;
+let admin: SinkCalls;
 
 beforeAll(async () => {
   dir = tempDir('fencer-sink-grpc-');
   const credentials = join(dir.path, 'credentials.json');
   writeFileSync(credentials, JSON.stringify(Object.entries(TOKENS).map(([role, token]) => ({ token, identity: `${role}-1`, role }))));
   sink = await startSink(sinkConfig({ listen: '127.0.0.1:0', data: join(dir.path, 'data'), credentials, maxPayloadBytes: MiB }));
-  coordinator = sinkClient(sink.address, TOKENS.coordinator);
-  worker = sinkClient(sink.address, TOKENS.worker);
-  admin = sinkClient(sink.address, TOKENS.admin);
+  coordinator = sinkCalls(sink.address, TOKENS.coordinator);
+  worker = sinkCalls(sink.address, TOKENS.worker);
+  admin = sinkCalls(sink.address, TOKENS.admin);
 });
 
 afterAll(async () => {
@@ -133,7 +133,7 @@ describe('standard services', () => {
 
 describe('authentication and authorization (A2, A4)', () => {
   it('a call without a bearer token is UNAUTHENTICATED', async () => {
-    const anonymous = sinkClient(sink.address);
+    const anonymous = sinkCalls(sink.address);
     try {
       for (const call of [anonymous.getFence('auth'), anonymous.write({ resource: 'auth', token: '1', result_id: 'x', payload: Buffer.from('p') })]) {
         const failure = await failureOf(call);
@@ -145,7 +145,7 @@ describe('authentication and authorization (A2, A4)', () => {
   });
 
   it('an unknown bearer token is UNAUTHENTICATED and changes nothing', async () => {
-    const stranger = sinkClient(sink.address, 'not-a-known-token-at-all');
+    const stranger = sinkCalls(sink.address, 'not-a-known-token-at-all');
     try {
       const failure = await failureOf(stranger.advance({ resource: 'auth', token: '7', grant_id: 'g7' }));
       expect([failure.code, failure.reason]).toEqual([CODE.UNAUTHENTICATED, 'UNAUTHENTICATED']);
@@ -256,7 +256,7 @@ describe('a sink configured with a smaller payload limit, without auth', () => {
   it('honours the limit (V2) and admits every caller (--insecure)', async () => {
     const small = tempDir('fencer-sink-grpc-');
     const insecure = await startSink(sinkConfig({ listen: '127.0.0.1:0', data: small.path, insecure: true, maxPayloadBytes: 1000 }));
-    const anonymous = sinkClient(insecure.address);
+    const anonymous = sinkCalls(insecure.address);
     try {
       await anonymous.advance({ resource: 'r', token: '1', grant_id: 'g1' });
       expect((await anonymous.write({ resource: 'r', token: '1', result_id: 'ok', payload: Buffer.alloc(1000) })).outcome).toBe('APPLIED');
@@ -275,7 +275,7 @@ describe('storage failure', () => {
   it('fail-stop: calls waiting on a batch that fails are UNAVAILABLE (never OK, never a refusal), and so is every later call', async () => {
     const { store, backend } = memoryStore(undefined, { manualSync: true });
     const server = await serveSinkApi(new SinkEngine(store));
-    const client = sinkClient(server.address);
+    const client = sinkCalls(server.address);
     const batchWaiting = () => eventually(() => (backend.waitingBatches > 0 ? true : undefined), { what: 'a batch waiting for its sync' });
     try {
       const first = client.advance({ resource: 'r', token: '1', grant_id: 'g1' });
@@ -306,7 +306,7 @@ describe('storage failure', () => {
   it('fail-stop: a failed read is answered UNAVAILABLE, and so is every later call', async () => {
     const { store, backend } = memoryStore();
     const server = await serveSinkApi(new SinkEngine(store));
-    const client = sinkClient(server.address);
+    const client = sinkCalls(server.address);
     try {
       await client.advance({ resource: 'r', token: '1', grant_id: 'g1' });
       backend.breakDisk();

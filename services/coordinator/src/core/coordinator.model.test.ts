@@ -3,6 +3,7 @@
 // sink, another coordinator moving fences, and L8 sweeps. After every step
 // the safety invariants must hold. Seeded, so a failure names its seed.
 import { describe, expect, it } from 'vitest';
+import { prng } from '@fencer/testkit';
 import { FakeClock } from '@fencer/common';
 import { Coordinator, type CoreLog } from './coordinator.js';
 import { MemoryDisk, MemoryStore } from '../../test/doubles/memory-store.js';
@@ -10,19 +11,6 @@ import { MemorySink } from '../../test/doubles/memory-sink.js';
 import type { AcquireParams } from './model.js';
 
 const quiet: CoreLog = { debug() {}, info() {}, warn() {} };
-
-/** mulberry32: a tiny deterministic PRNG. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return { next, pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]! };
-}
 
 interface ModelGrant {
   ownerId: string;

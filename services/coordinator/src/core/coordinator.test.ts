@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { gate, hasSettled } from '@fencer/testkit';
 import { FakeClock } from '@fencer/common';
 import { Coordinator, type AcquireOutcome, type CoreLog } from './coordinator.js';
 import { MemoryDisk, MemoryStore } from '../../test/doubles/memory-store.js';
@@ -546,23 +547,6 @@ describe('S1/S2 under concurrency', () => {
   });
 });
 
-/** A promise the test resolves by hand, to hold an operation at one step. */
-function gate() {
-  let open!: () => void;
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  return { open, opened };
-}
-
-/** Whether `promise` has settled after every already-queued callback has run. */
-async function hasSettled(promise: Promise<unknown>): Promise<boolean> {
-  let settled = false;
-  void promise.then(
-    () => (settled = true),
-    () => (settled = true),
-  );
-  await new Promise((resolve) => setImmediate(resolve));
-  return settled;
-}
 
 describe('close(): shutdown never cuts an operation in half', () => {
   it('waits for an Acquire that is waiting on the sink, lets it record its grant, then refuses new calls', async () => {

@@ -1,6 +1,7 @@
 // Group commit under a hand-cranked disk: what is in flight, what waits,
 // what a crash loses, and fail-stop (F6).
 import { describe, expect, it } from 'vitest';
+import { turn } from '@fencer/testkit';
 import { MemoryBackend, MemoryDisk, memoryStore } from '../../test/doubles/memory-store.js';
 import { GroupCommitStore } from './group-commit.js';
 import { StoreFailedError, type StoreOp } from './store.js';
@@ -8,7 +9,6 @@ import { StoreFailedError, type StoreOp } from './store.js';
 const fenceOp = (resource: string, fence: bigint): StoreOp => ({ kind: 'fence', resource, record: { fence, grantId: `g${fence}` } });
 const resultOp = (resource: string, resultId: string, token = 1n): StoreOp => ({ kind: 'result', resource, resultId, result: { token, payload: new Uint8Array([1]) } });
 /** Lets every already-queued callback and I/O-like turn run. */
-const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 function tracked(promise: Promise<void>) {
   const state = { settled: false, error: undefined as unknown };

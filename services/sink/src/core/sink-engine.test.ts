@@ -2,12 +2,12 @@
 // changed after a refusal, one critical section per resource (F2),
 // durability before any answer (F6), fail-stop.
 import { describe, expect, it } from 'vitest';
+import { turn } from '@fencer/testkit';
 import { MemoryDisk, memoryStore } from '../../test/doubles/memory-store.js';
 import { SinkEngine } from './sink-engine.js';
 import { StoreFailedError } from './store.js';
 
 const text = (value: string) => new TextEncoder().encode(value);
-const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 function setup(options: { manualSync?: boolean } = {}) {
   const disk = new MemoryDisk();

@@ -1,0 +1,62 @@
+// Real processes for tests: `fencer <subcommand>` started as a child on port
+// 0, its address read from the ready line, killed with real signals.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fencerBin, spawnReady, stopChild } from '@fencer/supervisor';
+
+/** A running `fencer` process started by startFencer. */
+export interface FencerProcess {
+  readonly child: ChildProcess;
+  /** HOST:PORT from the ready line. */
+  readonly address: string;
+  /** The whole ready line (`fencer cluster` adds `sink`, `coordinator` and their `pids`). */
+  readonly ready: Readonly<Record<string, unknown>>;
+  /** Everything the process wrote to stderr so far (its JSON logs). */
+  stderr(): string;
+  /** Sends a signal (SIGKILL, SIGSTOP, SIGCONT, SIGTERM...). */
+  kill(signal: NodeJS.Signals): void;
+  /** Resolves when the process has exited. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** How a `fencer` run ended, with everything it printed. */
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `fencer <args>` to completion (for CLI error tests); bounded by timeoutMs. */
+export function runFencer(args: string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<RunResult> {
+  const child = spawn(process.execPath, [fencerBin(), ...args], { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`fencer ${args.join(' ')} did not exit within ${timeoutMs} ms\n${stderr}`));
+    }, timeoutMs);
+    // 'close', not 'exit': only then has all of the child's output been read.
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/**
+ * Starts `fencer <args>` and resolves once it printed its ready line. Rejects
+ * (and kills the child) if it exits first or is not ready within timeoutMs.
+ */
+export async function startFencer(args: string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<FencerProcess> {
+  let stderr = '';
+  const { child, ready, exited } = await spawnReady(fencerBin(), args, { ...options, onStderr: (text) => (stderr += text) });
+  return { child, address: ready.address, ready, stderr: () => stderr, kill: (signal) => child.kill(signal), exited };
+}
+
+/** Stops a process with SIGTERM, and SIGKILL if it is still there after graceMs. */
+export async function stopFencer(fencer: FencerProcess, graceMs = 5_000): Promise<void> {
+  await stopChild(fencer, graceMs);
+}
