@@ -67,7 +67,7 @@ describe('sink configuration', () => {
       missing: join(dir.path, 'absent.json'),
     };
     const credentials = typeof options.credentials === 'string' ? files[options.credentials] : undefined;
-    expect(() => sinkConfig({ ...base, ...options, credentials })).toThrow(ConfigError);
+    expect(() => sinkConfig({ ...base, ...options, ...(credentials === undefined ? {} : { credentials }) })).toThrow(ConfigError);
   });
 });
 

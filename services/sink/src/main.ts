@@ -13,7 +13,6 @@ import {
   serveMetrics,
   silentLogger,
   startGrpcServer,
-  StartupError,
   type Logger,
   type MetricsEndpoint,
   type RunningServer,
