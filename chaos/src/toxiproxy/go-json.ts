@@ -34,6 +34,10 @@ function quoteByte(c: number): string {
   return `'${text}'`;
 }
 
+type Container =
+  | { readonly kind: 'array'; readonly items: JsonNode[] }
+  | { readonly kind: 'object'; readonly entries: [string, JsonNode][]; key: string };
+
 class Parser {
   private pos = 0;
 
@@ -43,7 +47,42 @@ class Parser {
     this.skipSpace();
     // Only whitespace is io.EOF; a value cut short is io.ErrUnexpectedEOF.
     if (this.pos >= this.bytes.length) throw new GoJsonError('EOF');
-    return this.value(0, 'looking for beginning of value');
+    // An explicit stack, not recursion: a deeply nested body must end in
+    // Go's "exceeded max depth", not in a JS stack overflow.
+    const open: Container[] = [];
+    for (;;) {
+      let value = this.valueStart(open);
+      if (value === undefined) continue;
+      for (;;) {
+        const top = open.at(-1);
+        if (!top) return value;
+        this.skipSpace();
+        if (top.kind === 'array') {
+          top.items.push(value);
+          if (this.peek() === 0x2c) {
+            this.pos++;
+            this.skipSpace();
+            break;
+          }
+          if (this.peek() !== 0x5d) this.fail('after array element');
+          this.pos++;
+          open.pop();
+          value = { kind: 'array', items: top.items };
+          continue;
+        }
+        top.entries.push([top.key, value]);
+        if (this.peek() === 0x2c) {
+          this.pos++;
+          this.skipSpace();
+          top.key = this.key();
+          break;
+        }
+        if (this.peek() !== 0x7d) this.fail('after object key:value pair');
+        this.pos++;
+        open.pop();
+        value = { kind: 'object', entries: top.entries };
+      }
+    }
   }
 
   private fail(context: string): never {
@@ -59,14 +98,41 @@ class Parser {
     return this.bytes[this.pos];
   }
 
-  private value(depth: number, context: string): JsonNode {
-    if (depth > MAX_DEPTH) throw new GoJsonError('exceeded max depth');
+  /** An object key and its colon, leaving the position at the value. */
+  private key(): string {
+    if (this.peek() !== 0x22) this.fail('looking for beginning of object key string');
+    const key = this.string();
+    this.skipSpace();
+    if (this.peek() !== 0x3a) this.fail('after object key');
+    this.pos++;
+    this.skipSpace();
+    return key;
+  }
+
+  /** A complete scalar or empty container, or undefined after opening a container on `open`. */
+  private valueStart(open: Container[]): JsonNode | undefined {
     const c = this.peek();
     switch (c) {
       case 0x7b:
-        return this.object(depth);
-      case 0x5b:
-        return this.array(depth);
+      case 0x5b: {
+        if (open.length >= MAX_DEPTH) throw new GoJsonError('exceeded max depth');
+        this.pos++;
+        this.skipSpace();
+        if (c === 0x7b) {
+          if (this.peek() === 0x7d) {
+            this.pos++;
+            return { kind: 'object', entries: [] };
+          }
+          open.push({ kind: 'object', entries: [], key: this.key() });
+          return undefined;
+        }
+        if (this.peek() === 0x5d) {
+          this.pos++;
+          return { kind: 'array', items: [] };
+        }
+        open.push({ kind: 'array', items: [] });
+        return undefined;
+      }
       case 0x22:
         return { kind: 'string', value: this.string() };
       case 0x74:
@@ -80,7 +146,7 @@ class Parser {
         return { kind: 'null' };
       default:
         if (c === 0x2d || (c !== undefined && isDigit(c))) return { kind: 'number', literal: this.number() };
-        return this.fail(context);
+        return this.fail('looking for beginning of value');
     }
   }
 
@@ -139,54 +205,6 @@ class Parser {
     this.pos++;
     // The literal is valid JSON now; TextDecoder turns invalid UTF-8 into U+FFFD as Go does.
     return JSON.parse(new TextDecoder().decode(this.bytes.subarray(start, this.pos))) as string;
-  }
-
-  private object(depth: number): JsonNode {
-    this.pos++;
-    const entries: [string, JsonNode][] = [];
-    this.skipSpace();
-    if (this.peek() === 0x7d) {
-      this.pos++;
-      return { kind: 'object', entries };
-    }
-    for (;;) {
-      if (this.peek() !== 0x22) this.fail('looking for beginning of object key string');
-      const key = this.string();
-      this.skipSpace();
-      if (this.peek() !== 0x3a) this.fail('after object key');
-      this.pos++;
-      this.skipSpace();
-      entries.push([key, this.value(depth + 1, 'looking for beginning of value')]);
-      this.skipSpace();
-      if (this.peek() === 0x7d) {
-        this.pos++;
-        return { kind: 'object', entries };
-      }
-      if (this.peek() !== 0x2c) this.fail('after object key:value pair');
-      this.pos++;
-      this.skipSpace();
-    }
-  }
-
-  private array(depth: number): JsonNode {
-    this.pos++;
-    const items: JsonNode[] = [];
-    this.skipSpace();
-    if (this.peek() === 0x5d) {
-      this.pos++;
-      return { kind: 'array', items };
-    }
-    for (;;) {
-      this.skipSpace();
-      items.push(this.value(depth + 1, 'looking for beginning of value'));
-      this.skipSpace();
-      if (this.peek() === 0x5d) {
-        this.pos++;
-        return { kind: 'array', items };
-      }
-      if (this.peek() !== 0x2c) this.fail('after array element');
-      this.pos++;
-    }
   }
 }
 
