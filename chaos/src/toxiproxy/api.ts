@@ -240,12 +240,20 @@ export function apiHandler(registry: ProxyRegistry, log: Logger): (req: Incoming
     } catch (error) {
       if (error instanceof BodyTooLarge) {
         response.setHeader('Connection', 'close');
-        sendPlain(response, 400, goJson({ error: 'bad request body: http: request body too large', status: 400 }) + '\n');
+        sendPlain(
+          response,
+          400,
+          goJson({ error: 'bad request body: http: request body too large', status: 400 }) + '\n',
+        );
         return;
       }
       if (error instanceof PopulateError) {
         // §2: /populate reports errors as JSON, with the proxies done so far and no newline.
-        sendJson(response, error.status, goJson({ error: error.message, status: error.status, proxies: error.proxies }));
+        sendJson(
+          response,
+          error.status,
+          goJson({ error: error.message, status: error.status, proxies: error.proxies }),
+        );
         return;
       }
       if (!(error instanceof ApiError)) throw error;

@@ -34,7 +34,9 @@ async function runToxiproxy(config: ToxiproxyConfig): Promise<void> {
 /** The `toxiproxy` subcommand; bad flag values end in a one-line error and a non-zero exit. */
 export function toxiproxyCommand(): Command {
   return configuredCommand<ToxiproxyFlags, ToxiproxyConfig>(
-    new Command('toxiproxy').description('a Toxiproxy-compatible fault proxy (HTTP API compatible with Toxiproxy 2.12)'),
+    new Command('toxiproxy').description(
+      'a Toxiproxy-compatible fault proxy (HTTP API compatible with Toxiproxy 2.12)',
+    ),
     [
       new Option('--listen <host:port>', 'address of the HTTP API; port 0 picks a free port')
         .env('FENCER_TOXIPROXY_LISTEN')

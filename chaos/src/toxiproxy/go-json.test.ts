@@ -44,7 +44,10 @@ describe('decodeStruct', () => {
     ['{"name":5}', 'json: cannot unmarshal number into Go struct field T.name of type string'],
     ['{"n":"5"}', 'json: cannot unmarshal string into Go struct field T.n of type int64'],
     ['{"n":1.5}', 'json: cannot unmarshal number 1.5 into Go struct field T.n of type int64'],
-    ['{"n":9223372036854775808}', 'json: cannot unmarshal number 9223372036854775808 into Go struct field T.n of type int64'],
+    [
+      '{"n":9223372036854775808}',
+      'json: cannot unmarshal number 9223372036854775808 into Go struct field T.n of type int64',
+    ],
     ['{"f":1e39}', 'json: cannot unmarshal number 1e39 into Go struct field T.f of type float32'],
     ['[]', 'json: cannot unmarshal array into Go value of type pkg.T'],
     ['{"n":"x","name":1}', 'json: cannot unmarshal string into Go struct field T.n of type int64'],

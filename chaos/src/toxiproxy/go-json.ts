@@ -29,7 +29,16 @@ const isHex = (c: number) => isDigit(c) || (c >= 0x61 && c <= 0x66) || (c >= 0x4
 function quoteByte(c: number): string {
   if (c === 0x27) return `'\\''`;
   if (c === 0x22) return `'"'`;
-  const named: Record<number, string> = { 0x07: '\\a', 0x08: '\\b', 0x0c: '\\f', 0x0a: '\\n', 0x0d: '\\r', 0x09: '\\t', 0x0b: '\\v', 0x5c: '\\\\' };
+  const named: Record<number, string> = {
+    0x07: '\\a',
+    0x08: '\\b',
+    0x0c: '\\f',
+    0x0a: '\\n',
+    0x0d: '\\r',
+    0x09: '\\t',
+    0x0b: '\\v',
+    0x5c: '\\\\',
+  };
   const text = named[c] ?? (c < 0x20 || c === 0x7f ? `\\x${c.toString(16).padStart(2, '0')}` : String.fromCharCode(c));
   return `'${text}'`;
 }
@@ -347,7 +356,10 @@ export function decodeStruct(
  * U+2029 escaped. Object keys keep their insertion order.
  */
 export function goJson(value: unknown): string {
-  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value).replace(
+    /[<>&\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 /** The shortest decimal that reads back as the same float32, as Go prints a float32. */

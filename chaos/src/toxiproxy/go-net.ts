@@ -29,7 +29,8 @@ export function splitGoHostPort(address: string): { host: string; port: string }
     const close = address.indexOf(']');
     if (close < 0) return fail("missing ']' in address");
     if (close + 1 === address.length) return fail('missing port in address');
-    if (close + 1 !== colon) return fail(address.indexOf(':', close + 1) < 0 ? 'missing port in address' : 'too many colons in address');
+    if (close + 1 !== colon)
+      return fail(address.indexOf(':', close + 1) < 0 ? 'missing port in address' : 'too many colons in address');
     host = address.slice(1, close);
     if (host.includes('[') || host.includes(']')) return fail("unexpected '[' in address");
   } else {

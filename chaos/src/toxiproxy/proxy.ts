@@ -61,8 +61,12 @@ export class Proxy {
     if (this.server) return;
     const address = await resolveTcpAddress(this.listen);
     const server = createServer({ allowHalfOpen: true, pauseOnConnect: true }, (client) => {
-      const connection = new Connection(client, this.upstream, () => this.toxics, this.log, () =>
-        this.connections.delete(connection),
+      const connection = new Connection(
+        client,
+        this.upstream,
+        () => this.toxics,
+        this.log,
+        () => this.connections.delete(connection),
       );
       this.connections.add(connection);
     });
@@ -84,7 +88,9 @@ export class Proxy {
         });
       } else await listenOn(address.ip);
     } catch (error) {
-      throw new AddressError(`listen tcp ${formatTcpAddress(address)}: ${bindErrorText(error as NodeJS.ErrnoException)}`);
+      throw new AddressError(
+        `listen tcp ${formatTcpAddress(address)}: ${bindErrorText(error as NodeJS.ErrnoException)}`,
+      );
     }
     server.on('error', (error) => this.log.error({ err: error, proxy: this.name }, 'listener failed'));
     const bound = server.address() as AddressInfo;

@@ -86,16 +86,25 @@ export function decodeNewToxic(body: Uint8Array, nameTaken: (name: string) => bo
   let attributesNode: JsonNode | undefined;
   let wrapper: Map<string, GoValue>;
   try {
-    wrapper = decodeStruct(node, WRAPPER, { struct: '', path: '' }, {
-      attributes: (value) => {
-        attributesNode = value;
-        // The first pass only learns the type; attributes are an empty struct then.
-        decodeStruct(value, { name: 'NoopToxic', qualified: 'toxics.NoopToxic', fields: {} }, {
-          struct: 'ToxicWrapper',
-          path: 'attributes',
-        });
+    wrapper = decodeStruct(
+      node,
+      WRAPPER,
+      { struct: '', path: '' },
+      {
+        attributes: (value) => {
+          attributesNode = value;
+          // The first pass only learns the type; attributes are an empty struct then.
+          decodeStruct(
+            value,
+            { name: 'NoopToxic', qualified: 'toxics.NoopToxic', fields: {} },
+            {
+              struct: 'ToxicWrapper',
+              path: 'attributes',
+            },
+          );
+        },
       },
-    });
+    );
   } catch (error) {
     throw badBody(error);
   }
@@ -135,11 +144,16 @@ export function decodeToxicUpdate(body: Uint8Array, current: ToxicSpec): ToxicSp
   let attributes = new Map<string, GoValue>();
   let wrapper: Map<string, GoValue>;
   try {
-    wrapper = decodeStruct(node, WRAPPER, { struct: '', path: '' }, {
-      attributes: (value) => {
-        attributes = decodeAttributes(value, current.type);
+    wrapper = decodeStruct(
+      node,
+      WRAPPER,
+      { struct: '', path: '' },
+      {
+        attributes: (value) => {
+          attributes = decodeAttributes(value, current.type);
+        },
       },
-    });
+    );
   } catch (error) {
     throw badBody(error);
   }

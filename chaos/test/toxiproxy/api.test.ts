@@ -4,7 +4,15 @@
 import { connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ToxiproxyError } from 'toxiproxy-node-client';
-import { echoServer, proxyTo, recordingClient, splitAddress, startHarness, type Harness, type TestServer } from './helpers.js';
+import {
+  echoServer,
+  proxyTo,
+  recordingClient,
+  splitAddress,
+  startHarness,
+  type Harness,
+  type TestServer,
+} from './helpers.js';
 
 let harness: Harness;
 let echo: TestServer;
@@ -24,7 +32,12 @@ afterEach(async () => {
 async function raw(method: string, path: string, body?: string, headers: Record<string, string> = {}) {
   const sendsBody = body !== undefined && method !== 'GET';
   const response = await fetch(`${harness.url}${path}`, { method, headers, ...(sendsBody ? { body } : {}) });
-  return { status: response.status, type: response.headers.get('content-type'), headers: response.headers, text: await response.text() };
+  return {
+    status: response.status,
+    type: response.headers.get('content-type'),
+    headers: response.headers,
+    text: await response.text(),
+  };
 }
 
 describe('proxies through toxiproxy-node-client', () => {
@@ -84,7 +97,12 @@ describe('proxies through toxiproxy-node-client', () => {
   });
 
   it('a created-disabled proxy keeps its listen string until enabled', async () => {
-    const proxy = await harness.client.createProxy({ name: 'off', listen: '127.0.0.1:0', upstream: echo.address, enabled: false });
+    const proxy = await harness.client.createProxy({
+      name: 'off',
+      listen: '127.0.0.1:0',
+      upstream: echo.address,
+      enabled: false,
+    });
     expect(proxy.listen).toBe('127.0.0.1:0');
     expect(proxy.enabled).toBe(false);
     const on = await proxy.update({ enabled: true } as never);
@@ -141,7 +159,11 @@ describe('toxics through toxiproxy-node-client', () => {
       type: 'latency',
     });
     const updated = await toxic.update({ attributes: { jitter: 10 }, name: 'ignored', stream: 'upstream' } as never);
-    expect(updated.toJson()).toMatchObject({ attributes: { latency: 300, jitter: 10 }, name: 'latency_downstream', stream: 'downstream' });
+    expect(updated.toJson()).toMatchObject({
+      attributes: { latency: 300, jitter: 10 },
+      name: 'latency_downstream',
+      stream: 'downstream',
+    });
     expect((await proxy.getToxic('latency_downstream')).attributes).toEqual({ latency: 300, jitter: 10 });
     await updated.remove();
     await expect(proxy.getToxic('latency_downstream')).rejects.toThrow('status code 404');
@@ -184,10 +206,22 @@ describe('errors over raw HTTP', () => {
   it.each([
     ['POST', '/proxies', '', 400, 'bad request body: EOF'],
     ['POST', '/proxies', 'garbage', 400, "bad request body: invalid character 'g' looking for beginning of value"],
-    ['POST', '/proxies', '{"name":5}', 400, 'bad request body: json: cannot unmarshal number into Go struct field Proxy.name of type string'],
+    [
+      'POST',
+      '/proxies',
+      '{"name":5}',
+      400,
+      'bad request body: json: cannot unmarshal number into Go struct field Proxy.name of type string',
+    ],
     ['POST', '/proxies', '{"upstream":"x:1"}', 400, 'missing required field: name'],
     ['POST', '/proxies', '{"name":"n"}', 400, 'missing required field: upstream'],
-    ['POST', '/proxies', '{"name":"n","upstream":"x:1","listen":"bad:addr:x"}', 500, 'address bad:addr:x: too many colons in address'],
+    [
+      'POST',
+      '/proxies',
+      '{"name":"n","upstream":"x:1","listen":"bad:addr:x"}',
+      500,
+      'address bad:addr:x: too many colons in address',
+    ],
     ['GET', '/proxies/nope', undefined, 404, 'proxy not found'],
     ['DELETE', '/proxies/nope', undefined, 404, 'proxy not found'],
     ['POST', '/proxies/nope/toxics', '{"type":"latency"}', 404, 'proxy not found'],
@@ -201,8 +235,16 @@ describe('errors over raw HTTP', () => {
     ['{"type":"latency","stream":"sideways"}', 400, 'stream was invalid, can be either upstream or downstream'],
     ['{"type":"down"}', 400, 'invalid toxic type'],
     ['{}', 400, 'invalid toxic type'],
-    ['{"type":"timeout","attributes":{"timeout":"x"}}', 400, 'bad request body: json: cannot unmarshal string into Go struct field TimeoutToxic.attributes.timeout of type int64'],
-    ['{"type":"latency","attributes":{"latency":1.5}}', 400, 'bad request body: json: cannot unmarshal number 1.5 into Go struct field LatencyToxic.attributes.latency of type int64'],
+    [
+      '{"type":"timeout","attributes":{"timeout":"x"}}',
+      400,
+      'bad request body: json: cannot unmarshal string into Go struct field TimeoutToxic.attributes.timeout of type int64',
+    ],
+    [
+      '{"type":"latency","attributes":{"latency":1.5}}',
+      400,
+      'bad request body: json: cannot unmarshal number 1.5 into Go struct field LatencyToxic.attributes.latency of type int64',
+    ],
     ['{"type":"latency"} trailing junk is ignored', 200, undefined],
   ])('create toxic %s → %i', async (body, status, message) => {
     await proxyTo(harness.client, 'e', echo.address);
@@ -215,9 +257,15 @@ describe('errors over raw HTTP', () => {
   it('refuses a duplicate toxic with 409 and an unknown toxic with 404', async () => {
     await proxyTo(harness.client, 'e2', echo.address);
     expect((await raw('POST', '/proxies/e2/toxics', '{"type":"noop"}')).status).toBe(200);
-    expect(await raw('POST', '/proxies/e2/toxics', '{"type":"noop"}')).toMatchObject({ status: 409, text: error('toxic already exists', 409) });
+    expect(await raw('POST', '/proxies/e2/toxics', '{"type":"noop"}')).toMatchObject({
+      status: 409,
+      text: error('toxic already exists', 409),
+    });
     for (const method of ['GET', 'POST', 'PATCH', 'DELETE']) {
-      expect(await raw(method, '/proxies/e2/toxics/none', '{}')).toMatchObject({ status: 404, text: error('toxic not found', 404) });
+      expect(await raw(method, '/proxies/e2/toxics/none', '{}')).toMatchObject({
+        status: 404,
+        text: error('toxic not found', 404),
+      });
     }
   });
 
@@ -227,15 +275,27 @@ describe('errors over raw HTTP', () => {
       status: 409,
       text: error('proxy already exists', 409),
     });
-    const clash = await raw('POST', '/proxies', JSON.stringify({ name: 'clash', listen: proxy.listen, upstream: 'x:1' }));
-    expect(clash).toMatchObject({ status: 500, text: error(`listen tcp ${proxy.listen}: bind: address already in use`, 500) });
+    const clash = await raw(
+      'POST',
+      '/proxies',
+      JSON.stringify({ name: 'clash', listen: proxy.listen, upstream: 'x:1' }),
+    );
+    expect(clash).toMatchObject({
+      status: 500,
+      text: error(`listen tcp ${proxy.listen}: bind: address already in use`, 500),
+    });
     expect((await raw('GET', '/proxies/clash')).status).toBe(404);
   });
 
   it('answers an unknown path with the plain 404 and a wrong method with an empty 405', async () => {
     expect(await raw('GET', '/nope')).toMatchObject({ status: 404, type: plain, text: '404 page not found\n' });
     expect(await raw('GET', '/metrics')).toMatchObject({ status: 404, text: '404 page not found\n' });
-    for (const [method, path] of [['PUT', '/proxies/x'], ['DELETE', '/proxies'], ['POST', '/version'], ['GET', '/reset']] as const) {
+    for (const [method, path] of [
+      ['PUT', '/proxies/x'],
+      ['DELETE', '/proxies'],
+      ['POST', '/version'],
+      ['GET', '/reset'],
+    ] as const) {
       expect(await raw(method, path)).toMatchObject({ status: 405, text: '' });
     }
   });
@@ -250,7 +310,11 @@ describe('errors over raw HTTP', () => {
 
   it('serves /version with its own content type and exact bytes', async () => {
     const response = await raw('GET', '/version');
-    expect(response).toMatchObject({ status: 200, type: 'application/json;charset=utf-8', text: '{"version": "2.12.0"}\n' });
+    expect(response).toMatchObject({
+      status: 200,
+      type: 'application/json;charset=utf-8',
+      text: '{"version": "2.12.0"}\n',
+    });
   });
 
   it('answers populate errors as JSON with the proxies done so far', async () => {
@@ -287,7 +351,10 @@ describe('errors over raw HTTP', () => {
     const squatter = await proxyTo(harness.client, 'squatter', echo.address);
     await squatter.update({ listen: disabled.listen } as never);
     const response = await raw('POST', '/reset');
-    expect(response).toMatchObject({ status: 500, text: error(`listen tcp ${proxy.listen}: bind: address already in use`, 500) });
+    expect(response).toMatchObject({
+      status: 500,
+      text: error(`listen tcp ${proxy.listen}: bind: address already in use`, 500),
+    });
   });
 
   it('survives hostile bodies and keeps serving', async () => {

@@ -17,7 +17,10 @@ it('prints its ready line, serves the API, populates from --config and exits 0 o
     expect(fencer.address).toMatch(/^127\.0\.0\.1:[1-9]\d*$/);
     const version = await fetch(`http://${fencer.address}/version`);
     expect(await version.text()).toBe('{"version": "2.12.0"}\n');
-    const proxies = (await (await fetch(`http://${fencer.address}/proxies`)).json()) as Record<string, { listen: string }>;
+    const proxies = (await (await fetch(`http://${fencer.address}/proxies`)).json()) as Record<
+      string,
+      { listen: string }
+    >;
     expect(proxies['from-config']?.listen).toMatch(/^127\.0\.0\.1:[1-9]\d*$/);
     for (const line of fencer.stderr().trim().split('\n')) expect(() => JSON.parse(line) as unknown).not.toThrow();
   } finally {

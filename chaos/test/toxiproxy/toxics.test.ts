@@ -122,7 +122,12 @@ describe('bandwidth', () => {
   it('stalls at rate 0 and flushes what it held when removed', async () => {
     const { proxy, client } = await setup(sink, [{ type: 'bandwidth', stream: 'upstream', attributes: { rate: 0 } }]);
     client.socket.write('held');
-    expect(await stillPending(eventually(() => (sunkBytes().length > 0 ? true : undefined)), 300)).toBe('pending');
+    expect(
+      await stillPending(
+        eventually(() => (sunkBytes().length > 0 ? true : undefined)),
+        300,
+      ),
+    ).toBe('pending');
     await (await proxy.getToxic('bandwidth_upstream')).remove();
     await eventually(() => (sunkBytes().toString() === 'held' ? true : undefined));
   });
@@ -149,14 +154,17 @@ describe('slow_close', () => {
 });
 
 describe('timeout', () => {
-  it.each(['downstream', 'upstream'])('drops %s data and closes an idle connection with a FIN after its timeout', async (stream) => {
-    const start = performance.now();
-    const { client } = await setup(echo, [{ type: 'timeout', stream, attributes: { timeout: 500 } }]);
-    client.socket.write('dropped');
-    expect(await client.ended).toEqual({ kind: 'end' });
-    expect(performance.now() - start).toBeGreaterThanOrEqual(480);
-    expect(client.received().length).toBe(0);
-  });
+  it.each(['downstream', 'upstream'])(
+    'drops %s data and closes an idle connection with a FIN after its timeout',
+    async (stream) => {
+      const start = performance.now();
+      const { client } = await setup(echo, [{ type: 'timeout', stream, attributes: { timeout: 500 } }]);
+      client.socket.write('dropped');
+      expect(await client.ended).toEqual({ kind: 'end' });
+      expect(performance.now() - start).toBeGreaterThanOrEqual(480);
+      expect(client.received().length).toBe(0);
+    },
+  );
 
   it('with 0 drops data forever, and its removal closes the connection', async () => {
     const { proxy, client } = await setup(echo, [{ type: 'timeout', attributes: { timeout: 0 } }]);

@@ -12,7 +12,15 @@ import { passThrough, type StageContext, type ToxicBehaviour, type ToxicMemory }
 import { timeout } from './timeout.js';
 
 /** The toxic types the API accepts; `down` is not one of them (§5). */
-export type ToxicType = 'latency' | 'bandwidth' | 'slow_close' | 'timeout' | 'reset_peer' | 'slicer' | 'limit_data' | 'noop';
+export type ToxicType =
+  | 'latency'
+  | 'bandwidth'
+  | 'slow_close'
+  | 'timeout'
+  | 'reset_peer'
+  | 'slicer'
+  | 'limit_data'
+  | 'noop';
 
 /** Attribute values by name; every attribute of the type is present (missing ones are 0). */
 export type Attributes = Readonly<Record<string, number>>;
