@@ -1,3 +1,7 @@
-// @fencer/chaos: real faults between real fencer processes, and the checker
-// that judges what they recorded.
+// @fencer/chaos: real faults between real fencer processes (the
+// Toxiproxy-compatible fault proxy), and the checker that judges what they
+// recorded.
+export { startToxiproxy, type RunningToxiproxy, type ToxiproxyOptions } from './toxiproxy/server.js';
+export { toxiproxyCommand, type ToxiproxyConfig } from './toxiproxy/command.js';
+export { TOXIPROXY_VERSION } from './toxiproxy/api.js';
 export { checkRound, racingPayload, successorPayload, type RoundHistory, type StoredValue, type Violation, type WriteAnswer } from './checker/round.js';

@@ -1,6 +1,7 @@
 // `fencer`: one command line for every part. Each subcommand is defined by
 // the package that implements it; this file only assembles them.
 import { Command } from 'commander';
+import { toxiproxyCommand } from '@fencer/chaos';
 import { coordinatorCommand } from '@fencer/coordinator';
 import { sinkCommand } from '@fencer/sink';
 import { clusterCommand } from './cluster.js';
@@ -11,6 +12,7 @@ const program = new Command('fencer')
   .showSuggestionAfterError(true)
   .addCommand(sinkCommand())
   .addCommand(coordinatorCommand())
-  .addCommand(clusterCommand());
+  .addCommand(clusterCommand())
+  .addCommand(toxiproxyCommand());
 
 await program.parseAsync(process.argv);
