@@ -1,0 +1,84 @@
+// The floors of the house (README, "Layout"): imports go down only.
+//   proto → common → server-kit → services → supervisor → chaos → cli
+//   (testkit: test code only; interop: tests only)
+// A floor may import any floor below it, never one above, and the two
+// services never import each other. Test files and test doubles may use the
+// testkit and anything a test needs; production code may not.
+/** @type {import('dependency-cruiser').IConfiguration} */
+
+const TEST = '(\\.test\\.ts$|/test/)';
+const floors = [
+  ['proto', '^proto/'],
+  ['common', '^packages/common/'],
+  ['server-kit', '^packages/server-kit/'],
+  ['services', '^services/'],
+  ['supervisor', '^packages/supervisor/'],
+  ['chaos', '^chaos/'],
+  ['cli', '^cli/'],
+];
+
+/** For each floor: a rule forbidding production code there to import any floor above it. */
+const downOnly = floors.slice(0, -1).map(([name, path], index) => ({
+  name: `no-import-up-from-${name}`,
+  comment: `${name} sits below ${floors.slice(index + 1).map(([above]) => above).join(', ')}: imports go down only`,
+  severity: 'error',
+  from: { path, pathNot: TEST },
+  to: { path: floors.slice(index + 1).map(([, above]) => above).join('|') },
+}));
+
+module.exports = {
+  forbidden: [
+    ...downOnly,
+    {
+      name: 'services-apart',
+      comment: 'the sink and the coordinator talk only over gRPC',
+      severity: 'error',
+      from: { path: '^services/([^/]+)/' },
+      to: { path: '^services/([^/]+)/', pathNot: '^services/$1/' },
+    },
+    {
+      name: 'core-is-pure',
+      comment: 'a service core/ holds protocol logic only: no gRPC, LevelDB, timers, processes or I/O (STYLE.md)',
+      severity: 'error',
+      from: { path: '^services/[^/]+/src/core/', pathNot: TEST },
+      to: {
+        path: '(^|/)node_modules/(@grpc/|level/|classic-level/|abstract-level/|pino/|prom-client/|commander/)|^packages/server-kit/|^services/[^/]+/src/(adapters|grpc)/',
+        dependencyTypesNot: ['type-only'],
+      },
+    },
+    {
+      name: 'core-no-node-io',
+      comment: 'core/ reaches time, processes and I/O only through ports (L1: the injected Clock)',
+      severity: 'error',
+      from: { path: '^(services/[^/]+/src/core|packages/common)/', pathNot: TEST },
+      to: { dependencyTypes: ['core'], path: '^(node:)?(timers|timers/promises|process|child_process|fs|fs/promises|net|http|http2|dgram|worker_threads|cluster)$' },
+    },
+    {
+      name: 'testkit-for-tests-only',
+      comment: 'the testkit (and vitest) is for tests; no production module imports it',
+      severity: 'error',
+      from: { pathNot: `${TEST}|^packages/testkit/` },
+      to: { path: '^packages/testkit/|node_modules/(vitest|@vitest)/' },
+    },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      from: { pathNot: TEST },
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)dist/|^proto/src/generated/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.tests.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      // Workspace packages resolve to their TypeScript sources, as in tests.
+      conditionNames: ['fencer-source', 'import', 'types', 'default'],
+      extensions: ['.ts', '.js', '.json'],
+    },
+    // Workspace symlinks resolve to their real folders, so paths name floors.
+    preserveSymlinks: false,
+  },
+};
