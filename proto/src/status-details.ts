@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import protobuf from 'protobufjs';
 
 const require = createRequire(import.meta.url);
-const googleProtos: { getProtoPath(...paths: string[]): string } = require('google-proto-files');
+const googleProtos = require('google-proto-files') as { getProtoPath(...paths: string[]): string };
 
 /** The googleapis files that define the error details, as paths below GOOGLE_PROTOS_ROOT. */
 export const ERROR_DETAIL_PROTO_FILES = ['google/rpc/status.proto', 'google/rpc/error_details.proto'] as const;

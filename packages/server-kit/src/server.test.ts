@@ -49,7 +49,7 @@ describe('startGrpcServer', () => {
     const health = new healthPackage.grpc.health.v1.Health(server.address, grpc.credentials.createInsecure());
     for (const service of ['', SERVICE_NAMES.sink]) {
       const answer = await new Promise((resolve, reject) =>
-        (health.Check as (request: unknown, callback: (error: unknown, response: unknown) => void) => void).call(health, { service }, (error, response) => (error ? reject(error) : resolve(response))),
+        (health.Check as (request: unknown, callback: (error: Error | null, response: unknown) => void) => void).call(health, { service }, (error, response) => (error ? reject(error) : resolve(response))),
       );
       expect(answer).toEqual({ status: 'SERVING' });
     }

@@ -67,7 +67,7 @@ export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> 
         },
       });
     },
-  } as unknown as grpc.Server);
+  });
   // Reflect exactly what this server serves: its own service and health,
   // not the other fencing.v1 service that shares the package definition;
   // plus the google.rpc error details, so tools can decode our statuses.

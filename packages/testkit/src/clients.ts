@@ -13,7 +13,9 @@ import {
   type AdvanceFenceResponse__Output,
   type CoordinatorClient,
   type DescribeResponse__Output,
+  type GetFenceRequest,
   type GetFenceResponse__Output,
+  type ReadRequest,
   type ReadResponse__Output,
   type ReleaseResponse__Output,
   type RemoteFailure,
@@ -107,8 +109,8 @@ export function sinkCalls(address: string, token?: string) {
     raw: client,
     advance: (request: AdvanceFenceRequest) => unaryCall<AdvanceFenceRequest, AdvanceFenceResponse__Output>(client, client.AdvanceFence, request, options()),
     write: (request: WriteRequest) => unaryCall<WriteRequest, WriteResponse__Output>(client, client.Write, request, options()),
-    read: (resource: string, result_id: string) => unaryCall(client, client.Read, { resource, result_id }, options()) as Promise<ReadResponse__Output>,
-    getFence: (resource: string) => unaryCall(client, client.GetFence, { resource }, options()) as Promise<GetFenceResponse__Output>,
+    read: (resource: string, result_id: string) => unaryCall<ReadRequest, ReadResponse__Output>(client, client.Read, { resource, result_id }, options()),
+    getFence: (resource: string) => unaryCall<GetFenceRequest, GetFenceResponse__Output>(client, client.GetFence, { resource }, options()),
     close: () => client.close(),
   };
 }

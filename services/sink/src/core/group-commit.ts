@@ -214,7 +214,7 @@ export class GroupCommitStore implements SinkStore {
       // A read cut short by close() is not a storage failure.
       if (this.#closed) throw new StoreFailedError('sink storage is closed', { cause: error });
       this.#fail(error);
-      throw this.#failure;
+      throw this.#failure ?? error;
     }
   }
 
