@@ -20,10 +20,18 @@ const floors = [
 /** For each floor: a rule forbidding production code there to import any floor above it. */
 const downOnly = floors.slice(0, -1).map(([name, path], index) => ({
   name: `no-import-up-from-${name}`,
-  comment: `${name} sits below ${floors.slice(index + 1).map(([above]) => above).join(', ')}: imports go down only`,
+  comment: `${name} sits below ${floors
+    .slice(index + 1)
+    .map(([above]) => above)
+    .join(', ')}: imports go down only`,
   severity: 'error',
   from: { path, pathNot: TEST },
-  to: { path: floors.slice(index + 1).map(([, above]) => above).join('|') },
+  to: {
+    path: floors
+      .slice(index + 1)
+      .map(([, above]) => above)
+      .join('|'),
+  },
 }));
 
 module.exports = {
@@ -51,7 +59,10 @@ module.exports = {
       comment: 'core/ reaches time, processes and I/O only through ports (L1: the injected Clock)',
       severity: 'error',
       from: { path: '^(services/[^/]+/src/core|packages/common)/', pathNot: TEST },
-      to: { dependencyTypes: ['core'], path: '^(node:)?(timers|timers/promises|process|child_process|fs|fs/promises|net|http|http2|dgram|worker_threads|cluster)$' },
+      to: {
+        dependencyTypes: ['core'],
+        path: '^(node:)?(timers|timers/promises|process|child_process|fs|fs/promises|net|http|http2|dgram|worker_threads|cluster)$',
+      },
     },
     {
       name: 'testkit-for-tests-only',

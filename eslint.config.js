@@ -5,7 +5,17 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'proto/src/generated/**', '**/*.js', '**/*.cjs', '**/*.mjs', 'vitest.config.ts'] },
+  {
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      'proto/src/generated/**',
+      '**/*.js',
+      '**/*.cjs',
+      '**/*.mjs',
+      'vitest.config.ts',
+    ],
+  },
   {
     files: ['**/*.ts'],
     extends: [tseslint.configs.recommendedTypeChecked],
@@ -25,7 +35,10 @@ export default tseslint.config(
       '@typescript-eslint/unbound-method': 'off',
       // Rethrowing what a callee rejected with keeps its cause intact.
       '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingUnknown: true }],
-      '@typescript-eslint/no-unused-vars': ['error', { varsIgnorePattern: '^_', argsIgnorePattern: '^_', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { varsIgnorePattern: '^_', argsIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
     },
   },
   {
@@ -47,10 +60,12 @@ export default tseslint.config(
     rules: {
       'no-restricted-globals': [
         'error',
-        ...['process', 'setTimeout', 'setInterval', 'setImmediate', 'clearTimeout', 'clearInterval', 'Date'].map((name) => ({
-          name,
-          message: 'core/ reaches time and the process only through ports (the injected Clock, L1)',
-        })),
+        ...['process', 'setTimeout', 'setInterval', 'setImmediate', 'clearTimeout', 'clearInterval', 'Date'].map(
+          (name) => ({
+            name,
+            message: 'core/ reaches time and the process only through ports (the injected Clock, L1)',
+          }),
+        ),
       ],
     },
   },

@@ -4,4 +4,12 @@
 export { startToxiproxy, type RunningToxiproxy, type ToxiproxyOptions } from './toxiproxy/server.js';
 export { toxiproxyCommand, type ToxiproxyConfig } from './toxiproxy/command.js';
 export { TOXIPROXY_VERSION } from './toxiproxy/api.js';
-export { checkRound, racingPayload, successorPayload, type RoundHistory, type StoredValue, type Violation, type WriteAnswer } from './checker/round.js';
+export {
+  checkRound,
+  racingPayload,
+  successorPayload,
+  type RoundHistory,
+  type StoredValue,
+  type Violation,
+  type WriteAnswer,
+} from './checker/round.js';

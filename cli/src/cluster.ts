@@ -10,15 +10,34 @@ import { ClusterStartError, startCluster, type Cluster, type ClusterOptions } fr
 /** `fencer cluster`: the sink and the coordinator as supervised child processes. */
 export function clusterCommand(): Command {
   return configuredCommand(
-    new Command('cluster').description('run a sink and a coordinator as separate processes, with generated credentials; Ctrl-C stops both'),
+    new Command('cluster').description(
+      'run a sink and a coordinator as separate processes, with generated credentials; Ctrl-C stops both',
+    ),
     [
-      new Option('--data <dir>', 'data directory: sink/, coordinator/, logs/, credentials.json').default('./data').env('FENCER_CLUSTER_DATA'),
-      new Option('--sink-listen <host:port>', 'sink address').default('127.0.0.1:50051').argParser(hostPort).env('FENCER_CLUSTER_SINK_LISTEN'),
-      new Option('--coordinator-listen <host:port>', 'coordinator address').default('127.0.0.1:50052').argParser(hostPort).env('FENCER_CLUSTER_COORDINATOR_LISTEN'),
+      new Option('--data <dir>', 'data directory: sink/, coordinator/, logs/, credentials.json')
+        .default('./data')
+        .env('FENCER_CLUSTER_DATA'),
+      new Option('--sink-listen <host:port>', 'sink address')
+        .default('127.0.0.1:50051')
+        .argParser(hostPort)
+        .env('FENCER_CLUSTER_SINK_LISTEN'),
+      new Option('--coordinator-listen <host:port>', 'coordinator address')
+        .default('127.0.0.1:50052')
+        .argParser(hostPort)
+        .env('FENCER_CLUSTER_COORDINATOR_LISTEN'),
       new Option('--insecure', 'no credentials at all (local experiments only)').env('FENCER_CLUSTER_INSECURE'),
-      new Option('--stop-grace-ms <n>', 'how long each child may take to stop before it is killed').default(10_000).argParser(positiveInteger).env('FENCER_CLUSTER_STOP_GRACE_MS'),
+      new Option('--stop-grace-ms <n>', 'how long each child may take to stop before it is killed')
+        .default(10_000)
+        .argParser(positiveInteger)
+        .env('FENCER_CLUSTER_STOP_GRACE_MS'),
     ],
-    (options: { data: string; sinkListen: string; coordinatorListen: string; insecure?: boolean; stopGraceMs: number }): ClusterOptions => ({
+    (options: {
+      data: string;
+      sinkListen: string;
+      coordinatorListen: string;
+      insecure?: boolean;
+      stopGraceMs: number;
+    }): ClusterOptions => ({
       data: options.data,
       sinkListen: options.sinkListen,
       coordinatorListen: options.coordinatorListen,
@@ -60,7 +79,9 @@ async function runCluster(options: ClusterOptions): Promise<void> {
   }
   const running = cluster;
   void running.childExited.then(({ service, code, signal, log }) => {
-    process.stderr.write(`fencer cluster: the ${service} exited (code ${code}, signal ${signal}); see ${log}. Stopping.\n`);
+    process.stderr.write(
+      `fencer cluster: the ${service} exited (code ${code}, signal ${signal}); see ${log}. Stopping.\n`,
+    );
     void stop(1);
   });
 
@@ -68,7 +89,9 @@ async function runCluster(options: ClusterOptions): Promise<void> {
   const addresses = { sink: running.sink.ready.address, coordinator: running.coordinator.ready.address };
   // The pids let tools (and tests) signal one child: SIGSTOP it, or kill it.
   const pids = { sink: running.sink.child.pid, coordinator: running.coordinator.child.pid };
-  process.stdout.write(JSON.stringify({ event: 'ready', service: 'cluster', address: addresses.coordinator, ...addresses, pids }) + '\n');
+  process.stdout.write(
+    JSON.stringify({ event: 'ready', service: 'cluster', address: addresses.coordinator, ...addresses, pids }) + '\n',
+  );
   process.stdout.write(
     [
       '',

@@ -27,15 +27,27 @@ describe('fencer', () => {
 
 describe('fencer servers, misconfigured', () => {
   it('an unknown FENCER_LOG_LEVEL is a one-line error, not a stack trace', async () => {
-    const result = await runFencer(['sink', '--insecure', '--listen', '127.0.0.1:0', '--data', join(dir.path, 'log-level')], { env: { FENCER_LOG_LEVEL: 'verbose' } });
+    const result = await runFencer(
+      ['sink', '--insecure', '--listen', '127.0.0.1:0', '--data', join(dir.path, 'log-level')],
+      { env: { FENCER_LOG_LEVEL: 'verbose' } },
+    );
     expect(result.code).toBe(1);
-    expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^error: FENCER_LOG_LEVEL must be one of /)]);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^error: FENCER_LOG_LEVEL must be one of /),
+    ]);
   });
 });
 
 describe('a server stopping', () => {
-  it('finishes cleanly when Ctrl-C (SIGINT) is followed by a supervisor\'s SIGTERM', async () => {
-    const sink = await startFencer(['sink', '--insecure', '--listen', '127.0.0.1:0', '--data', join(dir.path, 'two-signals')]);
+  it("finishes cleanly when Ctrl-C (SIGINT) is followed by a supervisor's SIGTERM", async () => {
+    const sink = await startFencer([
+      'sink',
+      '--insecure',
+      '--listen',
+      '127.0.0.1:0',
+      '--data',
+      join(dir.path, 'two-signals'),
+    ]);
     sink.kill('SIGINT');
     sink.kill('SIGTERM');
     expect((await sink.exited).code).toBe(0);

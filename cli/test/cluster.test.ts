@@ -10,14 +10,37 @@ import { fencerBin, isProcessAlive, processesMentioning } from '@fencer/supervis
 const dir = tempDir('fencer-cluster-');
 afterAll(() => dir.remove());
 
-const clusterArgs = (data: string) => ['cluster', '--data', data, '--sink-listen', '127.0.0.1:0', '--coordinator-listen', '127.0.0.1:0'];
+const clusterArgs = (data: string) => [
+  'cluster',
+  '--data',
+  data,
+  '--sink-listen',
+  '127.0.0.1:0',
+  '--coordinator-listen',
+  '127.0.0.1:0',
+];
 const pidsOf = (cluster: FencerProcess) => cluster.ready.pids as { sink: number; coordinator: number };
 
 describe('fencer cluster', () => {
   it('fails with a clear message and stops what it started when a port is taken', async () => {
-    const blocker = await startFencer(['sink', '--insecure', '--listen', '127.0.0.1:0', '--data', join(dir.path, 'blocker')]);
+    const blocker = await startFencer([
+      'sink',
+      '--insecure',
+      '--listen',
+      '127.0.0.1:0',
+      '--data',
+      join(dir.path, 'blocker'),
+    ]);
     const data = join(dir.path, 'busy');
-    const result = await runFencer(['cluster', '--data', data, '--sink-listen', '127.0.0.1:0', '--coordinator-listen', blocker.address]);
+    const result = await runFencer([
+      'cluster',
+      '--data',
+      data,
+      '--sink-listen',
+      '127.0.0.1:0',
+      '--coordinator-listen',
+      blocker.address,
+    ]);
     await stopFencer(blocker);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('the coordinator did not start: fencer coordinator: cannot listen on');
@@ -26,7 +49,7 @@ describe('fencer cluster', () => {
 });
 
 describe('fencer cluster, as a user meets it', () => {
-  it('A1: FENCER_CLUSTER_INSECURE=false keeps authentication on; a supervisor\'s SIGTERM stops all three cleanly', async () => {
+  it("A1: FENCER_CLUSTER_INSECURE=false keeps authentication on; a supervisor's SIGTERM stops all three cleanly", async () => {
     const data = join(dir.path, 'env-false');
     const cluster = await startFencer(clusterArgs(data), { env: { FENCER_CLUSTER_INSECURE: 'false' } });
     const { sink, coordinator } = pidsOf(cluster);
@@ -46,8 +69,23 @@ describe('fencer cluster, as a user meets it', () => {
   });
 
   it('a child that cannot start is explained with its own reason', async () => {
-    const blocker = await startFencer(['sink', '--insecure', '--listen', '127.0.0.1:0', '--data', join(dir.path, 'blocker2')]);
-    const result = await runFencer(['cluster', '--data', join(dir.path, 'busy2'), '--sink-listen', blocker.address, '--coordinator-listen', '127.0.0.1:0']);
+    const blocker = await startFencer([
+      'sink',
+      '--insecure',
+      '--listen',
+      '127.0.0.1:0',
+      '--data',
+      join(dir.path, 'blocker2'),
+    ]);
+    const result = await runFencer([
+      'cluster',
+      '--data',
+      join(dir.path, 'busy2'),
+      '--sink-listen',
+      blocker.address,
+      '--coordinator-listen',
+      '127.0.0.1:0',
+    ]);
     await stopFencer(blocker);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`fencer sink: cannot listen on ${blocker.address}`);
@@ -85,12 +123,22 @@ describe('fencer cluster supervising its children', () => {
 
   it('runs sink and coordinator as separate processes; Ctrl-C at a terminal (SIGINT to the whole group) stops all three cleanly', async () => {
     // A process group of its own stands in for the terminal's foreground group.
-    const cluster = spawn(process.execPath, [fencerBin(), ...clusterArgs(join(dir.path, 'ctrl-c'))], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const cluster = spawn(process.execPath, [fencerBin(), ...clusterArgs(join(dir.path, 'ctrl-c'))], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     const exited = new Promise<number | null>((resolve) => cluster.once('exit', (code) => resolve(code)));
     let stdout = '';
     cluster.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
-    const ready = await eventually(() => stdout.split('\n').find((line) => line.includes('"service":"cluster"')), { what: 'the cluster ready line' });
-    const line = JSON.parse(ready) as { address: string; sink: string; coordinator: string; pids: { sink: number; coordinator: number } };
+    const ready = await eventually(() => stdout.split('\n').find((line) => line.includes('"service":"cluster"')), {
+      what: 'the cluster ready line',
+    });
+    const line = JSON.parse(ready) as {
+      address: string;
+      sink: string;
+      coordinator: string;
+      pids: { sink: number; coordinator: number };
+    };
     expect(line.address).toBe(line.coordinator);
     expect(line.sink).not.toBe(line.coordinator);
     const { pids } = line;
@@ -105,10 +153,14 @@ describe('fencer cluster supervising its children', () => {
     const cluster = spawn(process.execPath, [fencerBin(), ...clusterArgs(data)], { stdio: 'ignore' });
     const exited = new Promise<number | null>((resolve) => cluster.once('exit', (code) => resolve(code)));
     // The coordinator is spawned the moment the sink is ready.
-    await eventually(() => (existsSync(join(data, 'logs', 'sink.log')) && readFileSync(join(data, 'logs', 'sink.log'), 'utf8').includes('"msg":"sink ready"') ? true : undefined));
+    await eventually(() =>
+      existsSync(join(data, 'logs', 'sink.log')) &&
+      readFileSync(join(data, 'logs', 'sink.log'), 'utf8').includes('"msg":"sink ready"')
+        ? true
+        : undefined,
+    );
     cluster.kill('SIGTERM');
     await exited;
     expect(processesMentioning(data)).toEqual([]);
   });
 });
-

@@ -23,14 +23,34 @@ describe('a Python client built from the .proto files alone', () => {
 
   beforeAll(async () => {
     mkdirSync(join(dir.path, 'gen')); // protoc does not create its output folder
-    execFileSync('protoc', [
-      `-I${protoRoot}`, `-I${googleProtos}`,
-      `--python_out=${dir.path}/gen`, `--grpc_python_out=${dir.path}/gen`,
-      '--plugin=protoc-gen-grpc_python=/usr/bin/grpc_python_plugin',
-      'fencing/v1/sink.proto', 'fencing/v1/coordinator.proto', 'google/rpc/status.proto', 'google/rpc/error_details.proto',
-    ], { stdio: 'inherit' });
-    cluster = await startFencer(['cluster', '--data', join(dir.path, 'data'), '--sink-listen', '127.0.0.1:0', '--coordinator-listen', '127.0.0.1:0']);
-    const credentials = JSON.parse(readFileSync(join(dir.path, 'data', 'credentials.json'), 'utf8')) as { identity: string; token: string }[];
+    execFileSync(
+      'protoc',
+      [
+        `-I${protoRoot}`,
+        `-I${googleProtos}`,
+        `--python_out=${dir.path}/gen`,
+        `--grpc_python_out=${dir.path}/gen`,
+        '--plugin=protoc-gen-grpc_python=/usr/bin/grpc_python_plugin',
+        'fencing/v1/sink.proto',
+        'fencing/v1/coordinator.proto',
+        'google/rpc/status.proto',
+        'google/rpc/error_details.proto',
+      ],
+      { stdio: 'inherit' },
+    );
+    cluster = await startFencer([
+      'cluster',
+      '--data',
+      join(dir.path, 'data'),
+      '--sink-listen',
+      '127.0.0.1:0',
+      '--coordinator-listen',
+      '127.0.0.1:0',
+    ]);
+    const credentials = JSON.parse(readFileSync(join(dir.path, 'data', 'credentials.json'), 'utf8')) as {
+      identity: string;
+      token: string;
+    }[];
     tokens = Object.fromEntries(credentials.map((c) => [c.identity, c.token]));
   });
 
@@ -40,21 +60,38 @@ describe('a Python client built from the .proto files alone', () => {
   });
 
   it('plays the takeover story and reads reasons and details from the trailers', () => {
-    const output = execFileSync(PYTHON, [
-      story, join(dir.path, 'gen'), String(cluster.ready.coordinator), String(cluster.ready.sink), tokens['worker-a']!, tokens['worker-b']!,
-    ], { encoding: 'utf8' });
+    const output = execFileSync(
+      PYTHON,
+      [
+        story,
+        join(dir.path, 'gen'),
+        String(cluster.ready.coordinator),
+        String(cluster.ready.sink),
+        tokens['worker-a']!,
+        tokens['worker-b']!,
+      ],
+      { encoding: 'utf8' },
+    );
     const seen = JSON.parse(output);
     expect(seen.a_write).toBe('APPLIED');
-    expect(seen.b_while_held).toMatchObject({ code: 'ABORTED', reason: 'LEASE_HELD', trailer_reason: 'LEASE_HELD', domain: 'fencing.v1' });
+    expect(seen.b_while_held).toMatchObject({
+      code: 'ABORTED',
+      reason: 'LEASE_HELD',
+      trailer_reason: 'LEASE_HELD',
+      domain: 'fencing.v1',
+    });
     expect(seen.b_while_held.metadata.holder_owner_id).toBe('worker-a');
     expect(seen.a_released).toBe(true);
     expect(seen.b_token).toBeGreaterThan(seen.a_token);
     // F1 + L3: the fence moved before B got its token, so A's late write is refused.
-    expect(seen.a_stale_write).toMatchObject({ code: 'FAILED_PRECONDITION', reason: 'STALE_TOKEN', trailer_reason: 'STALE_TOKEN' });
+    expect(seen.a_stale_write).toMatchObject({
+      code: 'FAILED_PRECONDITION',
+      reason: 'STALE_TOKEN',
+      trailer_reason: 'STALE_TOKEN',
+    });
     expect(seen.a_stale_write.metadata.fence).toBe(String(seen.b_token));
     expect(seen.read_step_1).toEqual({ payload: 'from A', token: seen.a_token });
     // V1: the field is named in a google.rpc.BadRequest.
     expect(seen.bad_write).toMatchObject({ code: 'INVALID_ARGUMENT', reason: 'INVALID_FIELD', fields: ['resource'] });
   });
 });
-

@@ -16,28 +16,46 @@ const options = JSON.parse(readFileSync(join(protoRoot, 'loader-options.json'), 
 const check = process.argv.includes('--check');
 const outDir = check ? mkdtempSync(join(tmpdir(), 'fencer-gen-')) : committed;
 
-const flags = Object.entries(options).map(([name, value]) =>
-  value === true ? `--${name}` : `--${name}=${value}`,
-);
+const flags = Object.entries(options).map(([name, value]) => (value === true ? `--${name}` : `--${name}=${value}`));
 const require = createRequire(import.meta.url);
-const bin = join(dirname(require.resolve('@grpc/proto-loader/package.json')), 'build', 'bin', 'proto-loader-gen-types.js');
+const bin = join(
+  dirname(require.resolve('@grpc/proto-loader/package.json')),
+  'build',
+  'bin',
+  'proto-loader-gen-types.js',
+);
 if (!check) rmSync(committed, { recursive: true, force: true });
 let drift = [];
 try {
-  execFileSync(process.execPath, [
-    bin, ...flags,
-    '--grpcLib=@grpc/grpc-js', '--importFileExtension=.js', '--includeComments',
-    '--includeDirs=.', `--outDir=${outDir}`,
-    'fencing/v1/sink.proto', 'fencing/v1/coordinator.proto',
-  ], { stdio: 'inherit', cwd: protoRoot }); // relative paths keep the generated comments machine-independent
+  execFileSync(
+    process.execPath,
+    [
+      bin,
+      ...flags,
+      '--grpcLib=@grpc/grpc-js',
+      '--importFileExtension=.js',
+      '--includeComments',
+      '--includeDirs=.',
+      `--outDir=${outDir}`,
+      'fencing/v1/sink.proto',
+      'fencing/v1/coordinator.proto',
+    ],
+    { stdio: 'inherit', cwd: protoRoot },
+  ); // relative paths keep the generated comments machine-independent
   if (check) {
-    const files = (dir) => readdirSync(dir, { recursive: true })
-      .map(String).filter((f) => statSync(join(dir, f)).isFile()).sort();
+    const files = (dir) =>
+      readdirSync(dir, { recursive: true })
+        .map(String)
+        .filter((f) => statSync(join(dir, f)).isFile())
+        .sort();
     const want = files(outDir);
     const have = files(committed);
-    drift = [...new Set([...want, ...have])].filter((f) =>
-      !want.includes(f) || !have.includes(f) ||
-      readFileSync(join(outDir, f), 'utf8') !== readFileSync(join(committed, f), 'utf8'));
+    drift = [...new Set([...want, ...have])].filter(
+      (f) =>
+        !want.includes(f) ||
+        !have.includes(f) ||
+        readFileSync(join(outDir, f), 'utf8') !== readFileSync(join(committed, f), 'utf8'),
+    );
   }
 } finally {
   if (check) rmSync(outDir, { recursive: true, force: true });

@@ -15,9 +15,13 @@ import { ERROR_DETAIL_PROTO_FILES, GOOGLE_PROTOS_ROOT } from './status-details.j
 export * from './status-details.js';
 export * from './unary-call.js';
 
-const rawOptions = JSON.parse(
-  readFileSync(new URL('../loader-options.json', import.meta.url), 'utf8'),
-) as { keepCase: boolean; longs: string; enums: string; defaults: boolean; oneofs: boolean };
+const rawOptions = JSON.parse(readFileSync(new URL('../loader-options.json', import.meta.url), 'utf8')) as {
+  keepCase: boolean;
+  longs: string;
+  enums: string;
+  defaults: boolean;
+  oneofs: boolean;
+};
 // Every consumer relies on uint64 as decimal strings and enums as names; a
 // JSON edit to anything else would regenerate matching types but load
 // numbers, so it must fail here rather than pass type-checking.
@@ -43,10 +47,13 @@ export const packageDefinition: protoLoader.PackageDefinition = protoLoader.load
  * google.rpc.Status, ErrorInfo and BadRequest as a package definition, so
  * server reflection can describe the error details to tools like grpcurl.
  */
-export const errorDetailsDefinition: protoLoader.PackageDefinition = protoLoader.loadSync([...ERROR_DETAIL_PROTO_FILES], {
-  ...LOADER_OPTIONS,
-  includeDirs: [GOOGLE_PROTOS_ROOT],
-});
+export const errorDetailsDefinition: protoLoader.PackageDefinition = protoLoader.loadSync(
+  [...ERROR_DETAIL_PROTO_FILES],
+  {
+    ...LOADER_OPTIONS,
+    includeDirs: [GOOGLE_PROTOS_ROOT],
+  },
+);
 
 const loaded = grpc.loadPackageDefinition(packageDefinition) as unknown as SinkProto & CoordinatorProto;
 
@@ -68,7 +75,10 @@ export const SERVICE_NAMES = {
 export type { SinkClient, SinkHandlers } from './generated/fencing/v1/Sink.js';
 export type { CoordinatorClient, CoordinatorHandlers } from './generated/fencing/v1/Coordinator.js';
 export type { AdvanceFenceRequest, AdvanceFenceRequest__Output } from './generated/fencing/v1/AdvanceFenceRequest.js';
-export type { AdvanceFenceResponse, AdvanceFenceResponse__Output } from './generated/fencing/v1/AdvanceFenceResponse.js';
+export type {
+  AdvanceFenceResponse,
+  AdvanceFenceResponse__Output,
+} from './generated/fencing/v1/AdvanceFenceResponse.js';
 export type { WriteRequest, WriteRequest__Output } from './generated/fencing/v1/WriteRequest.js';
 export type { WriteResponse, WriteResponse__Output } from './generated/fencing/v1/WriteResponse.js';
 export type { ReadRequest, ReadRequest__Output } from './generated/fencing/v1/ReadRequest.js';

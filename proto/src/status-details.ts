@@ -14,7 +14,10 @@ export const ERROR_DETAIL_PROTO_FILES = ['google/rpc/status.proto', 'google/rpc/
 export const GOOGLE_PROTOS_ROOT = googleProtos.getProtoPath('..');
 
 const root = new protobuf.Root();
-root.loadSync(ERROR_DETAIL_PROTO_FILES.map((file) => googleProtos.getProtoPath('..', file)), { keepCase: true });
+root.loadSync(
+  ERROR_DETAIL_PROTO_FILES.map((file) => googleProtos.getProtoPath('..', file)),
+  { keepCase: true },
+);
 const StatusType = root.lookupType('google.rpc.Status');
 const ErrorInfoType = root.lookupType('google.rpc.ErrorInfo');
 const BadRequestType = root.lookupType('google.rpc.BadRequest');
@@ -54,7 +57,10 @@ export interface StatusDetails {
 export function encodeStatusDetails(status: StatusDetails): Buffer {
   const details: { type_url: string; value: Uint8Array }[] = [];
   if (status.errorInfo) {
-    details.push({ type_url: ERROR_INFO_URL, value: ErrorInfoType.encode(ErrorInfoType.fromObject(status.errorInfo)).finish() });
+    details.push({
+      type_url: ERROR_INFO_URL,
+      value: ErrorInfoType.encode(ErrorInfoType.fromObject(status.errorInfo)).finish(),
+    });
   }
   if (status.fieldViolations && status.fieldViolations.length > 0) {
     details.push({

@@ -5,7 +5,14 @@
 import { getEventListeners } from 'node:events';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, fencing, unaryCall, type GetFenceRequest, type GetFenceResponse__Output, type SinkClient } from '@fencer/proto';
+import {
+  bearer,
+  fencing,
+  unaryCall,
+  type GetFenceRequest,
+  type GetFenceResponse__Output,
+  type SinkClient,
+} from '@fencer/proto';
 
 let server: grpc.Server;
 let client: SinkClient;
@@ -26,7 +33,9 @@ beforeAll(async () => {
     },
   });
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    ),
   );
   client = new fencing.Sink(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
 });

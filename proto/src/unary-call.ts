@@ -42,7 +42,13 @@ export function unaryCall<Req, Res>(
       // Cancelling a call just started does not stop grpc-js from sending it,
       // and a Write sent is a Write that may be applied: do not start it.
       const details = 'cancelled before it was sent';
-      reject(Object.assign(new Error(`${grpc.status.CANCELLED} CANCELLED: ${details}`), { code: grpc.status.CANCELLED, details, metadata: new grpc.Metadata() }));
+      reject(
+        Object.assign(new Error(`${grpc.status.CANCELLED} CANCELLED: ${details}`), {
+          code: grpc.status.CANCELLED,
+          details,
+          metadata: new grpc.Metadata(),
+        }),
+      );
       return;
     }
     const callOptions: grpc.CallOptions = {};
@@ -50,11 +56,17 @@ export function unaryCall<Req, Res>(
     if (options.timeoutMs !== undefined) callOptions.deadline = Date.now() + options.timeoutMs;
     const { signal } = options;
     const cancel = () => call.cancel();
-    const call = method.call(client, request, options.metadata ?? new grpc.Metadata(), callOptions, (error, response) => {
-      signal?.removeEventListener('abort', cancel);
-      if (error) reject(error);
-      else resolve(response as Res);
-    });
+    const call = method.call(
+      client,
+      request,
+      options.metadata ?? new grpc.Metadata(),
+      callOptions,
+      (error, response) => {
+        signal?.removeEventListener('abort', cancel);
+        if (error) reject(error);
+        else resolve(response as Res);
+      },
+    );
     signal?.addEventListener('abort', cancel, { once: true });
   });
 }

@@ -26,7 +26,10 @@ function protoCopy(): string {
 }
 
 function check(root: string): { status: number | null; stderr: string } {
-  const run = spawnSync(process.execPath, [join(root, 'scripts', 'gen-types.mjs'), '--check'], { cwd: root, encoding: 'utf8' });
+  const run = spawnSync(process.execPath, [join(root, 'scripts', 'gen-types.mjs'), '--check'], {
+    cwd: root,
+    encoding: 'utf8',
+  });
   return { status: run.status, stderr: run.stderr };
 }
 
@@ -36,17 +39,40 @@ describe('gen-types --check', () => {
   });
 
   it.each<[string, (root: string) => void, string]>([
-    ['a generated file edited by hand', (root) => appendFileSync(join(root, 'src/generated/fencing/v1/Lease.ts'), '// edited\n'), 'fencing/v1/Lease.ts'],
-    ['a generated file missing', (root) => rmSync(join(root, 'src/generated/fencing/v1/Lease.ts')), 'fencing/v1/Lease.ts'],
-    ['a stray file among the generated ones', (root) => writeFileSync(join(root, 'src/generated/stray.ts'), ''), 'stray.ts'],
-    ['a .proto field added without regenerating', (root) => {
-      const file = join(root, 'fencing/v1/sink.proto');
-      writeFileSync(file, readFileSync(file, 'utf8').replace('string grant_id = 3;', 'string grant_id = 3;\n  string note = 4;'));
-    }, 'fencing/v1/AdvanceFenceRequest.ts'],
-    ['a loader option changed without regenerating', (root) => {
-      const file = join(root, 'loader-options.json');
-      writeFileSync(file, readFileSync(file, 'utf8').replace('"defaults": true', '"defaults": false'));
-    }, 'fencing/v1/Lease.ts'],
+    [
+      'a generated file edited by hand',
+      (root) => appendFileSync(join(root, 'src/generated/fencing/v1/Lease.ts'), '// edited\n'),
+      'fencing/v1/Lease.ts',
+    ],
+    [
+      'a generated file missing',
+      (root) => rmSync(join(root, 'src/generated/fencing/v1/Lease.ts')),
+      'fencing/v1/Lease.ts',
+    ],
+    [
+      'a stray file among the generated ones',
+      (root) => writeFileSync(join(root, 'src/generated/stray.ts'), ''),
+      'stray.ts',
+    ],
+    [
+      'a .proto field added without regenerating',
+      (root) => {
+        const file = join(root, 'fencing/v1/sink.proto');
+        writeFileSync(
+          file,
+          readFileSync(file, 'utf8').replace('string grant_id = 3;', 'string grant_id = 3;\n  string note = 4;'),
+        );
+      },
+      'fencing/v1/AdvanceFenceRequest.ts',
+    ],
+    [
+      'a loader option changed without regenerating',
+      (root) => {
+        const file = join(root, 'loader-options.json');
+        writeFileSync(file, readFileSync(file, 'utf8').replace('"defaults": true', '"defaults": false'));
+      },
+      'fencing/v1/Lease.ts',
+    ],
   ])('fails on %s, naming the file', (_what, change, named) => {
     const root = protoCopy();
     change(root);

@@ -23,7 +23,10 @@ const safe: RoundHistory = {
   final: [old(0), successor(1)],
 };
 
-const rules = (h: RoundHistory) => checkRound(h).map((v) => v.rule).sort();
+const rules = (h: RoundHistory) =>
+  checkRound(h)
+    .map((v) => v.rule)
+    .sort();
 
 describe('checkRound', () => {
   it('finds nothing in a safe round', () => {
@@ -35,7 +38,11 @@ describe('checkRound', () => {
     // old write lands after the ack, over the successor's.
     [
       'a check and a commit in two steps',
-      { readAfterAdvance: [undefined, undefined], successor: [applied('5'), applied('5')], final: [old(0), successor(1)] },
+      {
+        readAfterAdvance: [undefined, undefined],
+        successor: [applied('5'), applied('5')],
+        final: [old(0), successor(1)],
+      },
       ['S3', 'S4', 'S6', 'protocol'],
     ],
     ['a token-t write accepted after the ack (a sink accepting token >= fence)', { late: [applied('5')] }, ['S3']],

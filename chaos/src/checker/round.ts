@@ -60,31 +60,41 @@ export function checkRound(h: RoundHistory): Violation[] {
   const t = h.t.toString();
   const next = (h.t + 1n).toString();
   const where = (i: number) => `${h.resource} w-${i}`;
-  const holds = (value: StoredValue | undefined, token: string, payload: string) => value?.token === token && value.payload === payload;
+  const holds = (value: StoredValue | undefined, token: string, payload: string) =>
+    value?.token === token && value.payload === payload;
 
-  if (!('fence' in h.advance) || h.advance.fence !== next) flag('protocol', `${h.resource}: AdvanceFence(${next}) not acknowledged: ${JSON.stringify(h.advance)}`);
+  if (!('fence' in h.advance) || h.advance.fence !== next)
+    flag('protocol', `${h.resource}: AdvanceFence(${next}) not acknowledged: ${JSON.stringify(h.advance)}`);
   h.late.forEach((late, i) => {
-    if (late.outcome !== 'STALE_TOKEN' || late.fence !== next) flag('S3', `${h.resource} late-${i}: token ${t} after the advance ack was ${late.outcome}`);
+    if (late.outcome !== 'STALE_TOKEN' || late.fence !== next)
+      flag('S3', `${h.resource} late-${i}: token ${t} after the advance ack was ${late.outcome}`);
   });
   h.racing.forEach((racing, i) => {
     const successor = h.successor[i];
     const after = h.readAfterAdvance[i];
     const final = h.final[i];
-    if (racing.outcome !== 'APPLIED' && racing.outcome !== 'STALE_TOKEN') flag('protocol', `${where(i)}: unexpected racing outcome ${racing.outcome}`);
-    if (racing.outcome === 'STALE_TOKEN' && racing.fence !== next) flag('protocol', `${where(i)}: STALE_TOKEN with fence ${racing.fence}, expected ${next}`);
+    if (racing.outcome !== 'APPLIED' && racing.outcome !== 'STALE_TOKEN')
+      flag('protocol', `${where(i)}: unexpected racing outcome ${racing.outcome}`);
+    if (racing.outcome === 'STALE_TOKEN' && racing.fence !== next)
+      flag('protocol', `${where(i)}: STALE_TOKEN with fence ${racing.fence}, expected ${next}`);
     // S3: an accepted token-t write was accepted before the advance, so it
     // is durable and visible once the advance is acknowledged...
     if (racing.outcome === 'APPLIED' && !holds(after, t, racingPayload(h.t, i))) {
-      flag('S3', `${where(i)}: APPLIED under ${t} but not stored when the advance to ${next} was acknowledged (read ${JSON.stringify(after)})`);
+      flag(
+        'S3',
+        `${where(i)}: APPLIED under ${t} but not stored when the advance to ${next} was acknowledged (read ${JSON.stringify(after)})`,
+      );
     }
     // ...and nothing stored under t lacks an APPLIED answer.
-    if ((after?.token === t || final?.token === t) && racing.outcome !== 'APPLIED') flag('S3', `${where(i)}: stored under ${t} without an APPLIED answer`);
+    if ((after?.token === t || final?.token === t) && racing.outcome !== 'APPLIED')
+      flag('S3', `${where(i)}: stored under ${t} without an APPLIED answer`);
     if (successor === undefined) {
       flag('protocol', `${where(i)}: no successor write was recorded`);
       return;
     }
     // S6: one result_id, one payload.
-    if (racing.outcome === 'APPLIED' && successor.outcome === 'APPLIED') flag('S6', `${where(i)}: both the token-${t} and the token-${next} write were APPLIED`);
+    if (racing.outcome === 'APPLIED' && successor.outcome === 'APPLIED')
+      flag('S6', `${where(i)}: both the token-${t} and the token-${next} write were APPLIED`);
     if (successor.outcome !== (racing.outcome === 'APPLIED' ? 'RESULT_CONFLICT' : 'APPLIED')) {
       flag('protocol', `${where(i)}: successor write was ${successor.outcome} after a racing ${racing.outcome}`);
     }

@@ -2,17 +2,17 @@ import { describe, expect, it } from 'vitest';
 import { turn } from '@fencer/testkit';
 import { KeyedLock } from './keyed-lock.js';
 
-
 describe('KeyedLock', () => {
   it('never interleaves sections of one key, even across awaits', async () => {
     const lock = new KeyedLock();
     const trace: string[] = [];
-    const section = (name: string) => lock.run('k', async () => {
-      trace.push(`${name}:in`);
-      await turn();
-      await turn();
-      trace.push(`${name}:out`);
-    });
+    const section = (name: string) =>
+      lock.run('k', async () => {
+        trace.push(`${name}:in`);
+        await turn();
+        await turn();
+        trace.push(`${name}:out`);
+      });
     await Promise.all([section('a'), section('b'), section('c')]);
     expect(trace).toEqual(['a:in', 'a:out', 'b:in', 'b:out', 'c:in', 'c:out']);
   });
@@ -29,7 +29,11 @@ describe('KeyedLock', () => {
 
   it('releases the key when a section throws, and forgets idle keys', async () => {
     const lock = new KeyedLock();
-    await expect(lock.run('k', async () => { throw new Error('boom'); })).rejects.toThrow('boom');
+    await expect(
+      lock.run('k', async () => {
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
     await expect(lock.run('k', async () => 42)).resolves.toBe(42);
     expect(lock.activeKeys).toBe(0);
   });

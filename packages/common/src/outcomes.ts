@@ -7,7 +7,9 @@
  * it throws a bug naming the value instead of answering nothing.
  */
 export function unreachable(value: never): never {
-  throw new Error(`bug: unhandled outcome ${JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? String(v) : v))}`);
+  throw new Error(
+    `bug: unhandled outcome ${JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? String(v) : v))}`,
+  );
 }
 
 /**

@@ -33,7 +33,10 @@ describe('credentials file (A2)', () => {
     ['short token', '[{"token":"short","identity":"c","role":"coordinator"}]'],
     ['token with a blank', '[{"token":"0123456789 abcdefXYZ","identity":"c","role":"worker"}]'],
     ['unknown role', '[{"token":"0123456789abcdefXYZ","identity":"c","role":"root"}]'],
-    ['duplicate token', '[{"token":"0123456789abcdefXYZ","identity":"a","role":"worker"},{"token":"0123456789abcdefXYZ","identity":"b","role":"admin"}]'],
+    [
+      'duplicate token',
+      '[{"token":"0123456789abcdefXYZ","identity":"a","role":"worker"},{"token":"0123456789abcdefXYZ","identity":"b","role":"admin"}]',
+    ],
   ])('rejects %s with a CredentialsError', (name, text) => {
     expect(() => readCredentialsFile(file(`${name}.json`, text))).toThrow(CredentialsError);
   });
@@ -50,10 +53,19 @@ describe('bearer authentication and roles (A2, A3, A4)', () => {
   ]);
 
   it('maps a known token to its identity and role', () => {
-    expect(auth.authenticate(withAuth('Bearer worker-token-0123456789'))).toMatchObject({ identity: 'w1', role: 'worker' });
+    expect(auth.authenticate(withAuth('Bearer worker-token-0123456789'))).toMatchObject({
+      identity: 'w1',
+      role: 'worker',
+    });
   });
 
-  it.each([[undefined], ['Bearer nope-nope-nope-nope'], ['Basic d29ya2VyOng='], ['Bearer '], ['worker-token-0123456789']])('refuses %s as UNAUTHENTICATED', (header) => {
+  it.each([
+    [undefined],
+    ['Bearer nope-nope-nope-nope'],
+    ['Basic d29ya2VyOng='],
+    ['Bearer '],
+    ['worker-token-0123456789'],
+  ])('refuses %s as UNAUTHENTICATED', (header) => {
     expect(reasonOf(() => auth.authenticate(withAuth(header)))).toBe('UNAUTHENTICATED');
   });
 

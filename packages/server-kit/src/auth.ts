@@ -55,16 +55,19 @@ export function readCredentialsFile(path: string): Credential[] {
   } catch (error) {
     throw new CredentialsError(`credentials file ${path} is not JSON: ${(error as Error).message}`);
   }
-  if (!Array.isArray(parsed)) throw new CredentialsError(`credentials file ${path} must hold a JSON array of {token, identity, role}`);
+  if (!Array.isArray(parsed))
+    throw new CredentialsError(`credentials file ${path} must hold a JSON array of {token, identity, role}`);
   const seen = new Set<string>();
   return parsed.map((entry: unknown, index) => {
     const where = `credentials file ${path}, entry ${index}`;
     if (typeof entry !== 'object' || entry === null) throw new CredentialsError(`${where}: must be an object`);
     const { token, identity, role } = entry as Record<string, unknown>;
-    if (typeof token !== 'string' || token.length < 16) throw new CredentialsError(`${where}: token must be a string of at least 16 characters`);
+    if (typeof token !== 'string' || token.length < 16)
+      throw new CredentialsError(`${where}: token must be a string of at least 16 characters`);
     // A bearer header cannot carry blanks inside the token, so such an entry could never match.
     if (/\s/.test(token)) throw new CredentialsError(`${where}: token must not contain whitespace`);
-    if (typeof identity !== 'string' || identity.length === 0) throw new CredentialsError(`${where}: identity must be a non-empty string`);
+    if (typeof identity !== 'string' || identity.length === 0)
+      throw new CredentialsError(`${where}: identity must be a non-empty string`);
     if (!ROLES.includes(role as Role)) throw new CredentialsError(`${where}: role must be one of ${ROLES.join(', ')}`);
     if (seen.has(token)) throw new CredentialsError(`${where}: token is listed twice`);
     seen.add(token);
@@ -78,18 +81,24 @@ const digest = (token: string): Buffer => createHash('sha256').update(token).dig
 export function bearerAuthenticator(credentials: readonly Credential[]): Authenticator {
   // Compare fixed-size digests in constant time so response timing does not
   // leak how much of a guessed token was right.
-  const entries = credentials.map((c) => ({ digest: digest(c.token), principal: Object.freeze({ authenticated: true as const, identity: c.identity, role: c.role }) }));
+  const entries = credentials.map((c) => ({
+    digest: digest(c.token),
+    principal: Object.freeze({ authenticated: true as const, identity: c.identity, role: c.role }),
+  }));
   return Object.freeze({
     enabled: true,
     authenticate(metadata: Metadata): Principal {
       const headers = metadata.get('authorization');
-      if (headers.length === 0) throw new Failure('UNAUTHENTICATED', 'missing "authorization" metadata (expected "Bearer <token>")');
+      if (headers.length === 0)
+        throw new Failure('UNAUTHENTICATED', 'missing "authorization" metadata (expected "Bearer <token>")');
       // Two credentials (say a proxy's and the client's) name no one caller:
       // picking either would let the order of headers choose the identity.
-      if (headers.length > 1) throw new Failure('UNAUTHENTICATED', 'more than one "authorization" value (expected one "Bearer <token>")');
+      if (headers.length > 1)
+        throw new Failure('UNAUTHENTICATED', 'more than one "authorization" value (expected one "Bearer <token>")');
       const header = headers[0];
       const match = typeof header === 'string' ? /^\s*Bearer\s+(\S+)\s*$/i.exec(header) : null;
-      if (!match) throw new Failure('UNAUTHENTICATED', 'malformed "authorization" metadata (expected "Bearer <token>")');
+      if (!match)
+        throw new Failure('UNAUTHENTICATED', 'malformed "authorization" metadata (expected "Bearer <token>")');
       const presented = digest(match[1]!);
       let found: Principal | undefined;
       for (const entry of entries) if (timingSafeEqual(entry.digest, presented)) found = entry.principal;
@@ -102,17 +111,25 @@ export function bearerAuthenticator(credentials: readonly Credential[]): Authent
 /** A4: throws PERMISSION_DENIED unless auth is off or the caller's role is admitted. */
 export function authorize(principal: Principal, method: string, roles: readonly Role[]): void {
   if (!principal.authenticated || roles.includes(principal.role)) return;
-  throw new Failure('PERMISSION_DENIED', `role ${principal.role} may not call ${method} (allowed: ${roles.join(', ')})`, {
-    role: principal.role,
-    method,
-  });
+  throw new Failure(
+    'PERMISSION_DENIED',
+    `role ${principal.role} may not call ${method} (allowed: ${roles.join(', ')})`,
+    {
+      role: principal.role,
+      method,
+    },
+  );
 }
 
 /** A3: with auth on, a worker acts only as itself. Throws OWNER_MISMATCH. */
 export function requireOwner(principal: Principal, ownerId: string): void {
   if (principal.authenticated && principal.identity !== ownerId) {
-    throw new Failure('OWNER_MISMATCH', `owner_id must be the caller's identity ${JSON.stringify(principal.identity)}`, {
-      identity: principal.identity,
-    });
+    throw new Failure(
+      'OWNER_MISMATCH',
+      `owner_id must be the caller's identity ${JSON.stringify(principal.identity)}`,
+      {
+        identity: principal.identity,
+      },
+    );
   }
 }

@@ -14,7 +14,8 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 let next = 0;
 const freshDir = () => join(root, String(++next));
 
-const open = (dir: string, service: DataService, format = '1') => openLevelDb<string>(dir, { service, format, valueEncoding: 'utf8' });
+const open = (dir: string, service: DataService, format = '1') =>
+  openLevelDb<string>(dir, { service, format, valueEncoding: 'utf8' });
 
 /** The refusal's message; the directory must be free again afterwards. */
 async function refusal(dir: string, service: DataService, format = '1'): Promise<string> {
@@ -68,7 +69,7 @@ describe('openLevelDb', () => {
     expect(await refusal(dir, 'sink', '2')).toMatch(/holds sink data of format 1; this build reads format 2$/);
   });
 
-  it('reads a format-only stamp as the sink\'s (the sink stamped alone before), and completes it', async () => {
+  it("reads a format-only stamp as the sink's (the sink stamped alone before), and completes it", async () => {
     const dir = freshDir();
     await seed(dir, { '!meta!format': '1', '!fence!job': 'x' });
     expect(await refusal(dir, 'coordinator')).toMatch(/holds the sink's data, not the coordinator's$/);

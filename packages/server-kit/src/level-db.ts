@@ -26,7 +26,10 @@ export interface LevelDbOptions<V extends string | Buffer> {
  * belongs to the other service, holds an unstamped database with data in
  * it, or has another format; it then leaves nothing open behind.
  */
-export async function openLevelDb<V extends string | Buffer>(dir: string, options: LevelDbOptions<V>): Promise<Level<string, V>> {
+export async function openLevelDb<V extends string | Buffer>(
+  dir: string,
+  options: LevelDbOptions<V>,
+): Promise<Level<string, V>> {
   try {
     mkdirSync(dir, { recursive: true });
   } catch (error) {
@@ -37,7 +40,10 @@ export async function openLevelDb<V extends string | Buffer>(dir: string, option
     await db.open();
   } catch (error) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    if (cause?.code === 'LEVEL_LOCKED') throw new StartupError(`data directory ${dir} is in use by another process (is a second ${options.service} running on it?)`);
+    if (cause?.code === 'LEVEL_LOCKED')
+      throw new StartupError(
+        `data directory ${dir} is in use by another process (is a second ${options.service} running on it?)`,
+      );
     throw new StartupError(`cannot open data directory ${dir}: ${cause?.message ?? (error as Error).message}`);
   }
   try {
@@ -56,12 +62,19 @@ export async function openLevelDb<V extends string | Buffer>(dir: string, option
  * an empty sink it would drop every fence to 0; read as an empty
  * coordinator it would forget every request id (S2).
  */
-async function checkStamp<V>(db: Level<string, V>, dir: string, options: { service: DataService; format: string }): Promise<void> {
+async function checkStamp<V>(
+  db: Level<string, V>,
+  dir: string,
+  options: { service: DataService; format: string },
+): Promise<void> {
   const meta = db.sublevel<string, string>('meta', { keyEncoding: 'utf8', valueEncoding: 'utf8' });
   const [service, format] = await meta.getMany(['service', 'format']);
   if (service === undefined && format === undefined) {
     const anyKey = await db.keys({ limit: 1 }).all();
-    if (anyKey.length > 0) throw new StartupError(`data directory ${dir} holds a database that is not the ${options.service}'s (no format stamp)`);
+    if (anyKey.length > 0)
+      throw new StartupError(
+        `data directory ${dir} holds a database that is not the ${options.service}'s (no format stamp)`,
+      );
     await db.batch(
       [
         { type: 'put', sublevel: meta, key: 'service', value: options.service },
@@ -73,9 +86,13 @@ async function checkStamp<V>(db: Level<string, V>, dir: string, options: { servi
   }
   // Before both services were stamped, only the sink wrote `format`.
   const owner = service ?? 'sink';
-  if (owner !== options.service) throw new StartupError(`data directory ${dir} holds the ${owner}'s data, not the ${options.service}'s`);
+  if (owner !== options.service)
+    throw new StartupError(`data directory ${dir} holds the ${owner}'s data, not the ${options.service}'s`);
   if (format !== options.format) {
-    throw new StartupError(`data directory ${dir} holds ${owner} data of format ${format}; this build reads format ${options.format}`);
+    throw new StartupError(
+      `data directory ${dir} holds ${owner} data of format ${format}; this build reads format ${options.format}`,
+    );
   }
-  if (service === undefined) await db.batch([{ type: 'put', sublevel: meta, key: 'service', value: owner }], { sync: true });
+  if (service === undefined)
+    await db.batch([{ type: 'put', sublevel: meta, key: 'service', value: owner }], { sync: true });
 }

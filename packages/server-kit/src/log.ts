@@ -13,11 +13,9 @@ const LEVELS = [...Object.keys(pino.levels.values), 'silent'];
  * FENCER_LOG_LEVEL, default info; an unknown level is a ConfigError.
  */
 export function createLogger(service: string, level = process.env.FENCER_LOG_LEVEL ?? 'info'): Logger {
-  if (!LEVELS.includes(level)) throw new ConfigError(`FENCER_LOG_LEVEL must be one of ${LEVELS.join(', ')}, got "${level}"`);
-  return pino(
-    { name: service, level, base: { service, pid: process.pid } },
-    pino.destination({ fd: 2, sync: true }),
-  );
+  if (!LEVELS.includes(level))
+    throw new ConfigError(`FENCER_LOG_LEVEL must be one of ${LEVELS.join(', ')}, got "${level}"`);
+  return pino({ name: service, level, base: { service, pid: process.pid } }, pino.destination({ fd: 2, sync: true }));
 }
 
 /** A logger that drops everything; for in-process tests. */

@@ -2,7 +2,15 @@
 // directory, how callers authenticate (A1/A2: credentials or an explicit
 // --insecure), metrics, and strict parsing of boolean environment variables.
 import { Command, Option } from 'commander';
-import { bearerAuthenticator, CredentialsError, insecureAuthenticator, readCredentialsFile, type Authenticator, type Credential, type Role } from './auth.js';
+import {
+  bearerAuthenticator,
+  CredentialsError,
+  insecureAuthenticator,
+  readCredentialsFile,
+  type Authenticator,
+  type Credential,
+  type Role,
+} from './auth.js';
 import { hostPort } from './cli-options.js';
 
 /** A configuration the operator must fix; the message is one line. */
@@ -32,7 +40,9 @@ export function serverAuth(options: AuthOptions, rule: { requiredRole?: Role; wh
   }
   if (options.insecure) return Object.freeze({ kind: 'insecure' });
   if (options.credentials === undefined) {
-    throw new ConfigError('refusing to start without authentication: give --credentials FILE, or --insecure to run without it (A1, A2)');
+    throw new ConfigError(
+      'refusing to start without authentication: give --credentials FILE, or --insecure to run without it (A1, A2)',
+    );
   }
   let credentials: Credential[];
   try {
@@ -42,7 +52,9 @@ export function serverAuth(options: AuthOptions, rule: { requiredRole?: Role; wh
     throw error;
   }
   if (rule.requiredRole && !credentials.some((c) => c.role === rule.requiredRole)) {
-    throw new ConfigError(`credentials file ${options.credentials} has no ${rule.requiredRole} credential${rule.why ? `; ${rule.why}` : ''}`);
+    throw new ConfigError(
+      `credentials file ${options.credentials} has no ${rule.requiredRole} credential${rule.why ? `; ${rule.why}` : ''}`,
+    );
   }
   return Object.freeze({
     kind: 'credentials',
@@ -62,11 +74,22 @@ export function authenticatorFor(auth: ServerAuth): Authenticator {
  */
 export function serverOptions(envPrefix: string, defaults: { listen: string; data: string }): Option[] {
   return [
-    new Option('--listen <host:port>', 'gRPC address; port 0 picks a free port').env(`${envPrefix}_LISTEN`).default(defaults.listen).argParser(hostPort),
-    new Option('--data <dir>', 'LevelDB data directory, created when missing').env(`${envPrefix}_DATA`).default(defaults.data),
-    new Option('--credentials <file>', 'JSON array of {token, identity, role} for callers').env(`${envPrefix}_CREDENTIALS`),
-    new Option('--insecure', 'accept every caller without authentication (explicit opt-out of A1/A2)').env(`${envPrefix}_INSECURE`),
-    new Option('--metrics <host:port>', 'serve Prometheus /metrics here').env(`${envPrefix}_METRICS`).argParser(hostPort),
+    new Option('--listen <host:port>', 'gRPC address; port 0 picks a free port')
+      .env(`${envPrefix}_LISTEN`)
+      .default(defaults.listen)
+      .argParser(hostPort),
+    new Option('--data <dir>', 'LevelDB data directory, created when missing')
+      .env(`${envPrefix}_DATA`)
+      .default(defaults.data),
+    new Option('--credentials <file>', 'JSON array of {token, identity, role} for callers').env(
+      `${envPrefix}_CREDENTIALS`,
+    ),
+    new Option('--insecure', 'accept every caller without authentication (explicit opt-out of A1/A2)').env(
+      `${envPrefix}_INSECURE`,
+    ),
+    new Option('--metrics <host:port>', 'serve Prometheus /metrics here')
+      .env(`${envPrefix}_METRICS`)
+      .argParser(hostPort),
   ];
 }
 

@@ -10,8 +10,19 @@ import { fencing, SERVICE_NAMES, unaryCall, type GetFenceRequest, type GetFenceR
 import { silentLogger } from './log.js';
 import { startGrpcServer, StartupError } from './server.js';
 
-const healthPackage = grpc.loadPackageDefinition(protoLoader.loadSync(healthProtoPath, { keepCase: true, enums: String })) as unknown as {
-  grpc: { health: { v1: { Health: new (address: string, credentials: grpc.ChannelCredentials) => grpc.Client & Record<string, grpc.MethodDefinition<unknown, unknown> & ((...args: unknown[]) => unknown)> } } };
+const healthPackage = grpc.loadPackageDefinition(
+  protoLoader.loadSync(healthProtoPath, { keepCase: true, enums: String }),
+) as unknown as {
+  grpc: {
+    health: {
+      v1: {
+        Health: new (
+          address: string,
+          credentials: grpc.ChannelCredentials,
+        ) => grpc.Client & Record<string, grpc.MethodDefinition<unknown, unknown> & ((...args: unknown[]) => unknown)>;
+      };
+    };
+  };
 };
 
 /** A sink service whose GetFence waits until the test releases it. */
@@ -38,7 +49,12 @@ function startWithGate() {
 
 const sinkClient = (address: string) => new fencing.Sink(address, grpc.credentials.createInsecure());
 const getFence = (client: InstanceType<typeof fencing.Sink>) =>
-  unaryCall<GetFenceRequest, GetFenceResponse__Output>(client, client.GetFence, { resource: 'r' }, { timeoutMs: 10_000 });
+  unaryCall<GetFenceRequest, GetFenceResponse__Output>(
+    client,
+    client.GetFence,
+    { resource: 'r' },
+    { timeoutMs: 10_000 },
+  );
 
 describe('startGrpcServer', () => {
   it('binds port 0 and reports the real address; health is SERVING for the server and its service', async () => {
@@ -49,7 +65,11 @@ describe('startGrpcServer', () => {
     const health = new healthPackage.grpc.health.v1.Health(server.address, grpc.credentials.createInsecure());
     for (const service of ['', SERVICE_NAMES.sink]) {
       const answer = await new Promise((resolve, reject) =>
-        (health.Check as (request: unknown, callback: (error: Error | null, response: unknown) => void) => void).call(health, { service }, (error, response) => (error ? reject(error) : resolve(response))),
+        (health.Check as (request: unknown, callback: (error: Error | null, response: unknown) => void) => void).call(
+          health,
+          { service },
+          (error, response) => (error ? reject(error) : resolve(response)),
+        ),
       );
       expect(answer).toEqual({ status: 'SERVING' });
     }
@@ -58,7 +78,13 @@ describe('startGrpcServer', () => {
   });
 
   it('a malformed address is a StartupError too', async () => {
-    const start = startGrpcServer({ serviceName: SERVICE_NAMES.sink, listen: 'nowhere', register: () => {}, maxReceiveMessageBytes: 1024, log: silentLogger });
+    const start = startGrpcServer({
+      serviceName: SERVICE_NAMES.sink,
+      listen: 'nowhere',
+      register: () => {},
+      maxReceiveMessageBytes: 1024,
+      log: silentLogger,
+    });
     await expect(start).rejects.toBeInstanceOf(StartupError);
   });
 
@@ -66,7 +92,13 @@ describe('startGrpcServer', () => {
     const { started, release } = startWithGate();
     const first = await started;
     release();
-    const second = startGrpcServer({ serviceName: SERVICE_NAMES.sink, listen: first.address, register: () => {}, maxReceiveMessageBytes: 1024, log: silentLogger });
+    const second = startGrpcServer({
+      serviceName: SERVICE_NAMES.sink,
+      listen: first.address,
+      register: () => {},
+      maxReceiveMessageBytes: 1024,
+      log: silentLogger,
+    });
     await expect(second).rejects.toBeInstanceOf(StartupError);
     await first.stop();
   });
@@ -79,7 +111,9 @@ describe('startGrpcServer', () => {
     await inHandler;
     const stopped = server.stop(10_000);
     const late = sinkClient(server.address);
-    await expect(unaryCall(late, late.GetFence, { resource: 'r' }, { timeoutMs: 5_000 })).rejects.toMatchObject({ code: grpc.status.UNAVAILABLE });
+    await expect(unaryCall(late, late.GetFence, { resource: 'r' }, { timeoutMs: 5_000 })).rejects.toMatchObject({
+      code: grpc.status.UNAVAILABLE,
+    });
     release();
     await expect(inFlight).resolves.toEqual({ fence: '1' });
     await stopped;
@@ -92,7 +126,9 @@ describe('startGrpcServer', () => {
     release();
     const server = await started;
     const health = new healthPackage.grpc.health.v1.Health(server.address, grpc.credentials.createInsecure());
-    const watch = (health.Watch as (request: unknown) => grpc.ClientReadableStream<{ status: string }>).call(health, { service: SERVICE_NAMES.sink });
+    const watch = (health.Watch as (request: unknown) => grpc.ClientReadableStream<{ status: string }>).call(health, {
+      service: SERVICE_NAMES.sink,
+    });
     const seen: string[] = [];
     const ended = new Promise<grpc.StatusObject>((resolve) => watch.on('status', resolve));
     watch.on('error', () => {}); // the status event carries the outcome

@@ -79,7 +79,9 @@ export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> 
   let port: number;
   try {
     port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(spec.listen, grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
+      server.bindAsync(spec.listen, grpc.ServerCredentials.createInsecure(), (error, bound) =>
+        error ? reject(error) : resolve(bound),
+      ),
     );
   } catch (error) {
     server.forceShutdown();

@@ -49,7 +49,10 @@ const ERROR_MODEL: [Reason, keyof typeof grpc.status][] = [
 const WORKER = 'worker-token-0123456789';
 const COORDINATOR = 'coordinator-token-0123';
 const logLines: string[] = [];
-const log = pino({ level: 'info' }, new Writable({ write: (chunk, _encoding, done) => (logLines.push(String(chunk)), done()) }));
+const log = pino(
+  { level: 'info' },
+  new Writable({ write: (chunk, _encoding, done) => (logLines.push(String(chunk)), done()) }),
+);
 const handled: string[] = [];
 
 let server: grpc.Server;
@@ -83,13 +86,19 @@ beforeAll(async () => {
     GetFence: unary<{ resource: string }, never>('GetFence', ['worker'], async () => {
       throw new Error('ENOENT: /var/lib/secret-path/LOCK');
     }),
-    AdvanceFence: unary<{ resource: string }, { fence: string }>('AdvanceFence', ['coordinator'], async (_request, { principal }) => {
-      handled.push(`AdvanceFence by ${principal.identity}`);
-      return { fence: '1' };
-    }),
+    AdvanceFence: unary<{ resource: string }, { fence: string }>(
+      'AdvanceFence',
+      ['coordinator'],
+      async (_request, { principal }) => {
+        handled.push(`AdvanceFence by ${principal.identity}`);
+        return { fence: '1' };
+      },
+    ),
   });
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    ),
   );
   client = new fencing.Sink(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
 });
@@ -100,7 +109,9 @@ afterAll(() => {
 });
 
 /** What a client sees of a failed call, read off the wire by hand. */
-async function wireFailure(call: Promise<unknown>): Promise<{ code: number; message: string; trailer: unknown; details: StatusDetails }> {
+async function wireFailure(
+  call: Promise<unknown>,
+): Promise<{ code: number; message: string; trailer: unknown; details: StatusDetails }> {
   try {
     await call;
   } catch (error) {
@@ -113,7 +124,12 @@ async function wireFailure(call: Promise<unknown>): Promise<{ code: number; mess
 }
 
 const write = (resource: string, token = WORKER) =>
-  unaryCall(client, client.Write, { resource, token: '1', result_id: 'x', payload: Buffer.alloc(0) }, { metadata: bearer(token), timeoutMs: 5_000 });
+  unaryCall(
+    client,
+    client.Write,
+    { resource, token: '1', result_id: 'x', payload: Buffer.alloc(0) },
+    { metadata: bearer(token), timeoutMs: 5_000 },
+  );
 
 describe('Failure → status', () => {
   it.each(ERROR_MODEL)('%s travels as %s with ErrorInfo and the fencing-reason trailer', async (reason, codeName) => {
@@ -131,10 +147,16 @@ describe('Failure → status', () => {
   });
 
   it('V1: invalid input is INVALID_ARGUMENT with a BadRequest naming every bad field', async () => {
-    const seen = await wireFailure(unaryCall(client, client.Read, { resource: '', result_id: 'a\u0000b' }, { metadata: bearer(WORKER) }));
+    const seen = await wireFailure(
+      unaryCall(client, client.Read, { resource: '', result_id: 'a\u0000b' }, { metadata: bearer(WORKER) }),
+    );
     expect(seen.code).toBe(grpc.status.INVALID_ARGUMENT);
     expect(seen.trailer).toBe('INVALID_FIELD');
-    expect(seen.details.errorInfo).toEqual({ reason: 'INVALID_FIELD', domain: 'fencing.v1', metadata: { field: 'resource,result_id' } });
+    expect(seen.details.errorInfo).toEqual({
+      reason: 'INVALID_FIELD',
+      domain: 'fencing.v1',
+      metadata: { field: 'resource,result_id' },
+    });
     expect(seen.details.fieldViolations?.map((v) => v.field)).toEqual(['resource', 'result_id']);
   });
 
@@ -146,13 +168,19 @@ describe('Failure → status', () => {
     expect(JSON.stringify(seen)).not.toContain('secret-path');
     const logged = logLines.find((line) => line.includes('secret-path'));
     expect(logged).toBeDefined();
-    expect(JSON.parse(logged!)).toMatchObject({ level: 50, method: 'GetFence', err: { stack: expect.stringContaining('unary.test.ts') } });
+    expect(JSON.parse(logged!)).toMatchObject({
+      level: 50,
+      method: 'GetFence',
+      err: { stack: expect.stringContaining('unary.test.ts') },
+    });
   });
 
   it('counts calls by gRPC code name', async () => {
     await wireFailure(write('STALE_TOKEN'));
     const counter = (await registry.getSingleMetric('fencer_rpc_calls_total')!.get()).values;
-    expect(counter).toContainEqual(expect.objectContaining({ labels: { service: 'unary-test', method: 'Write', code: 'FAILED_PRECONDITION' } }));
+    expect(counter).toContainEqual(
+      expect.objectContaining({ labels: { service: 'unary-test', method: 'Write', code: 'FAILED_PRECONDITION' } }),
+    );
   });
 });
 
@@ -162,20 +190,38 @@ describe('auth before the handler (A2, A4)', () => {
     ['an unknown token', bearer('not-a-known-token-000')],
   ])('%s: UNAUTHENTICATED, and the handler never runs', async (_what, metadata) => {
     const before = handled.length;
-    const seen = await wireFailure(unaryCall(client, client.AdvanceFence, { resource: 'r', token: '1', grant_id: 'g' }, { metadata }));
-    expect([seen.code, seen.trailer, seen.details.errorInfo?.reason]).toEqual([grpc.status.UNAUTHENTICATED, 'UNAUTHENTICATED', 'UNAUTHENTICATED']);
+    const seen = await wireFailure(
+      unaryCall(client, client.AdvanceFence, { resource: 'r', token: '1', grant_id: 'g' }, { metadata }),
+    );
+    expect([seen.code, seen.trailer, seen.details.errorInfo?.reason]).toEqual([
+      grpc.status.UNAUTHENTICATED,
+      'UNAUTHENTICATED',
+      'UNAUTHENTICATED',
+    ]);
     expect(handled.length).toBe(before);
   });
 
   it('a known identity with a role the method does not admit: PERMISSION_DENIED, and the handler never runs', async () => {
     const before = handled.length;
-    const seen = await wireFailure(unaryCall(client, client.AdvanceFence, { resource: 'r', token: '1', grant_id: 'g' }, { metadata: bearer(WORKER) }));
+    const seen = await wireFailure(
+      unaryCall(
+        client,
+        client.AdvanceFence,
+        { resource: 'r', token: '1', grant_id: 'g' },
+        { metadata: bearer(WORKER) },
+      ),
+    );
     expect([seen.code, seen.trailer]).toEqual([grpc.status.PERMISSION_DENIED, 'PERMISSION_DENIED']);
     expect(handled.length).toBe(before);
   });
 
   it('an admitted role reaches the handler, which learns who called', async () => {
-    await unaryCall(client, client.AdvanceFence, { resource: 'r', token: '1', grant_id: 'g' }, { metadata: bearer(COORDINATOR) });
+    await unaryCall(
+      client,
+      client.AdvanceFence,
+      { resource: 'r', token: '1', grant_id: 'g' },
+      { metadata: bearer(COORDINATOR) },
+    );
     expect(handled.at(-1)).toBe('AdvanceFence by c');
   });
 });

@@ -57,8 +57,7 @@ export function unaryFactory(options: { service: string; authenticator: Authenti
 
 /** Maps a thrown value to a status: a Failure keeps its reason, anything else is a bare INTERNAL. */
 function toStatus(error: unknown, method: string, log: Logger): grpc.ServiceError {
-  const failure =
-    error instanceof Failure ? error : new Failure('INTERNAL', 'internal error');
+  const failure = error instanceof Failure ? error : new Failure('INTERNAL', 'internal error');
   if (!(error instanceof Failure)) log.error({ err: error, method }, 'handler failed');
   const code = REASON_CODES[failure.reason];
   const metadata = new grpc.Metadata();

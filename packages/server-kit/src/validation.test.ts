@@ -46,10 +46,12 @@ describe('RequestCheck (V1, V2)', () => {
   });
 
   it('names every bad field at once', () => {
-    expect(violations((c) => {
-      c.id('resource', '');
-      c.positive('token', '0');
-      c.id('result_id', 'ok');
-    })).toEqual(['resource', 'token']);
+    expect(
+      violations((c) => {
+        c.id('resource', '');
+        c.positive('token', '0');
+        c.id('result_id', 'ok');
+      }),
+    ).toEqual(['resource', 'token']);
   });
 });

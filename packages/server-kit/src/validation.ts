@@ -40,7 +40,8 @@ export class RequestCheck {
   id(field: string, value: string): string {
     const bytes = Buffer.byteLength(value, 'utf8');
     if (bytes === 0) this.#violate(field, 'must not be empty');
-    else if (bytes > this.limits.maxIdBytes) this.#violate(field, `must be at most ${this.limits.maxIdBytes} bytes of UTF-8, got ${bytes}`);
+    else if (bytes > this.limits.maxIdBytes)
+      this.#violate(field, `must be at most ${this.limits.maxIdBytes} bytes of UTF-8, got ${bytes}`);
     else if (CONTROL_CHARACTER.test(value)) this.#violate(field, 'must not contain control characters');
     // grpc-js decodes invalid UTF-8 into U+FFFD, so the two cannot be told
     // apart after decoding; refusing U+FFFD keeps ids byte-exact across
@@ -61,7 +62,10 @@ export class RequestCheck {
     const parsed = this.#uint64(field, value);
     if (parsed === undefined || (parsed === 0n && options.zeroKeeps)) return 0;
     if (parsed < BigInt(this.limits.minTtlMs) || parsed > BigInt(this.limits.maxTtlMs)) {
-      this.#violate(field, `must be between ${this.limits.minTtlMs} and ${this.limits.maxTtlMs} ms${options.zeroKeeps ? ', or 0 to keep the current TTL' : ''}`);
+      this.#violate(
+        field,
+        `must be between ${this.limits.minTtlMs} and ${this.limits.maxTtlMs} ms${options.zeroKeeps ? ', or 0 to keep the current TTL' : ''}`,
+      );
       return 0;
     }
     return Number(parsed);

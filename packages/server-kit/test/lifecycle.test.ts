@@ -22,7 +22,9 @@ afterAll(() => {
  */
 function serverProcess(name: string, startBody: string, stopBody = '') {
   const path = join(dir, `${name}.mjs`);
-  writeFileSync(path, `
+  writeFileSync(
+    path,
+    `
     import { createInterface } from 'node:readline';
     import { announceReady, createLogger, runUntilSignal, StartupError } from ${JSON.stringify(KIT)};
     const go = new Promise((resolve) => createInterface({ input: process.stdin }).once('line', resolve));
@@ -31,7 +33,8 @@ function serverProcess(name: string, startBody: string, stopBody = '') {
       announceReady('t', '127.0.0.1:1');
       return { stop: async () => { ${stopBody} } };
     });
-  `);
+  `,
+  );
   const child = spawn(process.execPath, [path], { stdio: ['pipe', 'pipe', 'pipe'] });
   children.push(child);
   let stdout = '';
@@ -58,12 +61,25 @@ function serverProcess(name: string, startBody: string, stopBody = '') {
   return { child, exited, seen, stdout: () => stdout, stderr: () => stderr };
 }
 
-const plainLines = (text: string) => text.trim().split('\n').filter((line) => line && !line.startsWith('{'));
-const jsonLines = (text: string) => text.trim().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
+const plainLines = (text: string) =>
+  text
+    .trim()
+    .split('\n')
+    .filter((line) => line && !line.startsWith('{'));
+const jsonLines = (text: string) =>
+  text
+    .trim()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 
 describe('runUntilSignal', () => {
   it('a SIGTERM while still starting is honoured once started: a clean stop, exit 0', async () => {
-    const server = serverProcess('term-while-starting', `process.stdout.write('starting\\n'); await go;`, `process.stdout.write('stopped\\n');`);
+    const server = serverProcess(
+      'term-while-starting',
+      `process.stdout.write('starting\\n'); await go;`,
+      `process.stdout.write('stopped\\n');`,
+    );
     await server.seen('stdout', 'starting');
     server.child.kill('SIGTERM');
     server.child.stdin.end('go\n');
@@ -94,6 +110,11 @@ describe('runUntilSignal', () => {
     const server = serverProcess('bug', `throw new TypeError('x is not a function');`);
     expect((await server.exited).code).toBe(1);
     expect(plainLines(server.stderr())).toEqual(['fencer t: x is not a function']);
-    expect(jsonLines(server.stderr())).toContainEqual(expect.objectContaining({ level: 50, err: expect.objectContaining({ stack: expect.stringContaining('TypeError') }) }));
+    expect(jsonLines(server.stderr())).toContainEqual(
+      expect.objectContaining({
+        level: 50,
+        err: expect.objectContaining({ stack: expect.stringContaining('TypeError') }),
+      }),
+    );
   });
 });

@@ -84,7 +84,9 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   try {
     mkdirSync(join(data, 'logs'), { recursive: true });
   } catch (error) {
-    throw new ConfigError(`cannot use ${data} as the data directory: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new ConfigError(
+      `cannot use ${data} as the data directory: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
   }
   const credentials = options.insecure ? null : ensureCredentials(data);
   const logs = { sink: join(data, 'logs', 'sink.log'), coordinator: join(data, 'logs', 'coordinator.log') };
@@ -107,7 +109,10 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     const logFd = openSync(logs[service], 'a');
     let child: ReadyChild;
     try {
-      child = await spawnReady(fencerBin(), [service, ...args], { stderrFd: logFd, ...(options.signal ? { signal: options.signal } : {}) });
+      child = await spawnReady(fencerBin(), [service, ...args], {
+        stderrFd: logFd,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
       // The child's own one-line reason is the last line of its log.
@@ -127,9 +132,12 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   try {
     const sink = await start('sink', ['--listen', options.sinkListen, '--data', join(data, 'sink'), ...authArgs]);
     const coordinator = await start('coordinator', [
-      '--listen', options.coordinatorListen,
-      '--data', join(data, 'coordinator'),
-      '--sink', sink.ready.address,
+      '--listen',
+      options.coordinatorListen,
+      '--data',
+      join(data, 'coordinator'),
+      '--sink',
+      sink.ready.address,
       ...(credentials ? ['--sink-token-file', credentials.sinkTokenFile] : []),
       ...authArgs,
     ]);
@@ -148,7 +156,11 @@ function ensureCredentials(data: string): ClusterCredentials {
   const credentialsFile = join(data, 'credentials.json');
   const sinkTokenFile = join(data, 'coordinator.token');
   if (!existsSync(credentialsFile)) {
-    const credentials = GENERATED_IDENTITIES.map(({ identity, role }) => ({ token: randomBytes(24).toString('base64url'), identity, role }));
+    const credentials = GENERATED_IDENTITIES.map(({ identity, role }) => ({
+      token: randomBytes(24).toString('base64url'),
+      identity,
+      role,
+    }));
     writeFileSync(credentialsFile, JSON.stringify(credentials, null, 2) + '\n', { mode: 0o600 });
   }
   if (!existsSync(sinkTokenFile)) {

@@ -2,7 +2,14 @@
 // the CLI, the chaos suite, the bench and tests; it exits nothing and
 // handles no signals itself.
 export { fencerBin } from './fencer-bin.js';
-export { spawnReady, stopChild, isProcessAlive, processesMentioning, type ReadyChild, type SpawnReadyOptions } from './spawn.js';
+export {
+  spawnReady,
+  stopChild,
+  isProcessAlive,
+  processesMentioning,
+  type ReadyChild,
+  type SpawnReadyOptions,
+} from './spawn.js';
 export {
   startCluster,
   ClusterStartError,

@@ -33,18 +33,32 @@ const pidIn = (text: string) => Number(/pid (\d+)/.exec(text)![1]);
 
 describe('spawnReady', () => {
   it('skips every other stdout line, JSON or not, even null', async () => {
-    const child = await spawnReady(script('noisy', `
+    const child = await spawnReady(
+      script(
+        'noisy',
+        `
       for (const line of ['hello', 'null', '42', '"text"', '[1]', '{"event":"ready"}', '{"event":"started","address":"x"}']) console.log(line);
-      ${READY}`), []);
+      ${READY}`,
+      ),
+      [],
+    );
     expect(child.ready).toEqual({ event: 'ready', service: 't', address: '127.0.0.1:1' });
     child.child.kill('SIGKILL');
     expect((await child.exited).signal).toBe('SIGKILL');
   });
 
   it('a child that exits first is explained by the end of its stderr, however much came before', async () => {
-    const message = await rejection(spawnReady(script('fails', `
+    const message = await rejection(
+      spawnReady(
+        script(
+          'fails',
+          `
       for (let i = 0; i < 2000; i++) process.stderr.write('{"level":30,"msg":"noise ${'x'.repeat(60)}"}\\n');
-      process.stderr.write('fencer t: cannot listen on 127.0.0.1:1\\n', () => process.exit(1));`), ['t']));
+      process.stderr.write('fencer t: cannot listen on 127.0.0.1:1\\n', () => process.exit(1));`,
+        ),
+        ['t'],
+      ),
+    );
     expect(message).toMatch(/^t exited \(code 1, signal null\) before it was ready/);
     expect(message.trimEnd().split('\n').at(-1)).toBe('fencer t: cannot listen on 127.0.0.1:1');
   });
@@ -83,10 +97,17 @@ describe('spawnReady', () => {
 
   it('hands stderr over as whole characters even when a write splits one', async () => {
     let stderr = '';
-    const child = await spawnReady(script('split', `
-      process.stderr.write(Buffer.from([0xc3]), () => setTimeout(() => process.stderr.write(Buffer.from([0xa9, 0x0a]), () => { ${READY} }), 50));`), [], {
-      onStderr: (text) => (stderr += text),
-    });
+    const child = await spawnReady(
+      script(
+        'split',
+        `
+      process.stderr.write(Buffer.from([0xc3]), () => setTimeout(() => process.stderr.write(Buffer.from([0xa9, 0x0a]), () => { ${READY} }), 50));`,
+      ),
+      [],
+      {
+        onStderr: (text) => (stderr += text),
+      },
+    );
     child.child.kill('SIGKILL');
     await child.exited;
     expect(stderr).toBe('é\n');

@@ -9,7 +9,10 @@ import { createInterface } from 'node:readline';
 export interface ReadyChild {
   readonly child: ChildProcess;
   /** The parsed ready line (`address`, `service`, and anything else it carried). */
-  readonly ready: { readonly event: 'ready'; readonly service: string; readonly address: string } & Record<string, unknown>;
+  readonly ready: { readonly event: 'ready'; readonly service: string; readonly address: string } & Record<
+    string,
+    unknown
+  >;
   /** Resolves once the process has exited. */
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
@@ -37,7 +40,11 @@ const STDERR_TAIL_CHARS = 64 * 1024;
  * is aborted, or is not ready in `timeoutMs` (then it is SIGKILLed) — always
  * only once the child has exited — with the tail of the child's stderr.
  */
-export function spawnReady(script: string, args: readonly string[], options: SpawnReadyOptions = {}): Promise<ReadyChild> {
+export function spawnReady(
+  script: string,
+  args: readonly string[],
+  options: SpawnReadyOptions = {},
+): Promise<ReadyChild> {
   const stdio: StdioOptions = ['ignore', 'pipe', options.stderrFd ?? 'pipe'];
   const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...options.env }, stdio });
   let stderr = '';

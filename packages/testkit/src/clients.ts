@@ -39,9 +39,20 @@ type UnaryMethod<Req, Res> = (
 ) => grpc.ClientUnaryCall;
 
 /** Calls a unary method with a 10 s deadline; never throws for a gRPC error. */
-export async function call<Req, Res>(client: grpc.Client, method: UnaryMethod<Req, Res>, request: Req, token?: string): Promise<Result<Res>> {
+export async function call<Req, Res>(
+  client: grpc.Client,
+  method: UnaryMethod<Req, Res>,
+  request: Req,
+  token?: string,
+): Promise<Result<Res>> {
   try {
-    return { ok: true, value: await unaryCall(client, method, request, { timeoutMs: 10_000, ...(token ? { metadata: bearer(token) } : {}) }) };
+    return {
+      ok: true,
+      value: await unaryCall(client, method, request, {
+        timeoutMs: 10_000,
+        ...(token ? { metadata: bearer(token) } : {}),
+      }),
+    };
   } catch (error) {
     return { ok: false, failure: remoteFailure(error as grpc.ServiceError) };
   }
@@ -49,7 +60,10 @@ export async function call<Req, Res>(client: grpc.Client, method: UnaryMethod<Re
 
 /** The value of an ok result; fails the test with the failure otherwise. */
 export function ok<T>(result: Result<T>): T {
-  if (!result.ok) throw new Error(`expected OK, got ${grpc.status[result.failure.code]} ${result.failure.reason}: ${result.failure.message}`);
+  if (!result.ok)
+    throw new Error(
+      `expected OK, got ${grpc.status[result.failure.code]} ${result.failure.reason}: ${result.failure.message}`,
+    );
   return result.value;
 }
 
@@ -88,7 +102,8 @@ export function coordinatorApi(client: CoordinatorClient, token?: string) {
       call<typeof r, RenewResponse__Output>(client, client.Renew, r, token),
     release: (r: { resource: string; owner_id: string; incarnation: string; token: string }) =>
       call<typeof r, ReleaseResponse__Output>(client, client.Release, r, token),
-    describe: (resource: string) => call<{ resource: string }, DescribeResponse__Output>(client, client.Describe, { resource }, token),
+    describe: (resource: string) =>
+      call<{ resource: string }, DescribeResponse__Output>(client, client.Describe, { resource }, token),
   };
 }
 
@@ -96,8 +111,14 @@ export function coordinatorApi(client: CoordinatorClient, token?: string) {
 export function sinkApi(client: SinkClient, token?: string) {
   return {
     write: (resource: string, fenceToken: string, resultId: string, payload: string) =>
-      call<object, WriteResponse__Output>(client, client.Write, { resource, token: fenceToken, result_id: resultId, payload: Buffer.from(payload) }, token),
-    fence: async (resource: string) => ok(await call<object, GetFenceResponse__Output>(client, client.GetFence, { resource }, token)).fence,
+      call<object, WriteResponse__Output>(
+        client,
+        client.Write,
+        { resource, token: fenceToken, result_id: resultId, payload: Buffer.from(payload) },
+        token,
+      ),
+    fence: async (resource: string) =>
+      ok(await call<object, GetFenceResponse__Output>(client, client.GetFence, { resource }, token)).fence,
   };
 }
 
@@ -107,10 +128,14 @@ export function sinkCalls(address: string, token?: string) {
   const options = () => ({ metadata: token === undefined ? new grpc.Metadata() : bearer(token), timeoutMs: 10_000 });
   return {
     raw: client,
-    advance: (request: AdvanceFenceRequest) => unaryCall<AdvanceFenceRequest, AdvanceFenceResponse__Output>(client, client.AdvanceFence, request, options()),
-    write: (request: WriteRequest) => unaryCall<WriteRequest, WriteResponse__Output>(client, client.Write, request, options()),
-    read: (resource: string, result_id: string) => unaryCall<ReadRequest, ReadResponse__Output>(client, client.Read, { resource, result_id }, options()),
-    getFence: (resource: string) => unaryCall<GetFenceRequest, GetFenceResponse__Output>(client, client.GetFence, { resource }, options()),
+    advance: (request: AdvanceFenceRequest) =>
+      unaryCall<AdvanceFenceRequest, AdvanceFenceResponse__Output>(client, client.AdvanceFence, request, options()),
+    write: (request: WriteRequest) =>
+      unaryCall<WriteRequest, WriteResponse__Output>(client, client.Write, request, options()),
+    read: (resource: string, result_id: string) =>
+      unaryCall<ReadRequest, ReadResponse__Output>(client, client.Read, { resource, result_id }, options()),
+    getFence: (resource: string) =>
+      unaryCall<GetFenceRequest, GetFenceResponse__Output>(client, client.GetFence, { resource }, options()),
     close: () => client.close(),
   };
 }
@@ -119,7 +144,9 @@ export function sinkCalls(address: string, token?: string) {
 export type SinkCalls = ReturnType<typeof sinkCalls>;
 
 /** The outcome of a Write as a value: APPLIED/REPLAYED, or the failure's reason, with the fence. */
-export async function writeOutcome(pending: Promise<WriteResponse__Output>): Promise<{ outcome: string; fence: string }> {
+export async function writeOutcome(
+  pending: Promise<WriteResponse__Output>,
+): Promise<{ outcome: string; fence: string }> {
   try {
     const response = await pending;
     return { outcome: response.outcome, fence: response.fence };
@@ -130,7 +157,11 @@ export async function writeOutcome(pending: Promise<WriteResponse__Output>): Pro
 }
 
 /** Reads a result; undefined when RESULT_NOT_FOUND, throws on anything else. */
-export async function readOrMissing(client: SinkCalls, resource: string, resultId: string): Promise<{ token: string; payload: Buffer } | undefined> {
+export async function readOrMissing(
+  client: SinkCalls,
+  resource: string,
+  resultId: string,
+): Promise<{ token: string; payload: Buffer } | undefined> {
   try {
     const { token, payload } = await client.read(resource, resultId);
     return { token, payload };

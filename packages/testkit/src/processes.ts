@@ -26,8 +26,14 @@ export interface RunResult {
 }
 
 /** Runs `fencer <args>` to completion (for CLI error tests); bounded by timeoutMs. */
-export function runFencer(args: string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<RunResult> {
-  const child = spawn(process.execPath, [fencerBin(), ...args], { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function runFencer(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<RunResult> {
+  const child = spawn(process.execPath, [fencerBin(), ...args], {
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
@@ -50,9 +56,15 @@ export function runFencer(args: string[], options: { env?: NodeJS.ProcessEnv; ti
  * Starts `fencer <args>` and resolves once it printed its ready line. Rejects
  * (and kills the child) if it exits first or is not ready within timeoutMs.
  */
-export async function startFencer(args: string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<FencerProcess> {
+export async function startFencer(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<FencerProcess> {
   let stderr = '';
-  const { child, ready, exited } = await spawnReady(fencerBin(), args, { ...options, onStderr: (text) => (stderr += text) });
+  const { child, ready, exited } = await spawnReady(fencerBin(), args, {
+    ...options,
+    onStderr: (text) => (stderr += text),
+  });
   return { child, address: ready.address, ready, stderr: () => stderr, kill: (signal) => child.kill(signal), exited };
 }
 

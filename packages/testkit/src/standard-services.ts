@@ -7,7 +7,13 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
 
-const loaderOptions: protoLoader.Options = { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true };
+const loaderOptions: protoLoader.Options = {
+  keepCase: true,
+  longs: String,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+};
 
 /** grpc.health.v1.Health/Check for `service` ('' is the whole server). */
 export async function healthStatus(address: string, service: string): Promise<string> {
@@ -16,7 +22,9 @@ export async function healthStatus(address: string, service: string): Promise<st
   const client = new loaded.grpc.health.v1.Health(address, grpc.credentials.createInsecure());
   try {
     const response = await new Promise<{ status: string }>((resolve, reject) =>
-      client.Check({ service }, (error: Error | null, value: { status: string }) => (error ? reject(error) : resolve(value))),
+      client.Check({ service }, (error: Error | null, value: { status: string }) =>
+        error ? reject(error) : resolve(value),
+      ),
     );
     return response.status;
   } finally {
@@ -25,7 +33,10 @@ export async function healthStatus(address: string, service: string): Promise<st
 }
 
 /** One server-reflection (v1) request; resolves with the first response. */
-export async function reflect(address: string, request: Record<string, string>): Promise<{
+export async function reflect(
+  address: string,
+  request: Record<string, string>,
+): Promise<{
   list_services_response?: { service: { name: string }[] };
   file_descriptor_response?: { file_descriptor_proto: Buffer[] };
   error_response?: { error_code: number };

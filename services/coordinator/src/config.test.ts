@@ -2,7 +2,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { buildCoordinatorCommand, ConfigError, coordinatorConfig, readSinkToken, type CoordinatorConfig } from './config.js';
+import {
+  buildCoordinatorCommand,
+  ConfigError,
+  coordinatorConfig,
+  readSinkToken,
+  type CoordinatorConfig,
+} from './config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fencer-config-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -78,14 +84,23 @@ describe('coordinator configuration', () => {
   });
 
   it('flags win over the environment', async () => {
-    const config = await parse(['--insecure', '--sink-deadline-ms', '10'], { FENCER_COORDINATOR_SINK_DEADLINE_MS: '250' });
+    const config = await parse(['--insecure', '--sink-deadline-ms', '10'], {
+      FENCER_COORDINATOR_SINK_DEADLINE_MS: '250',
+    });
     expect(config.sinkDeadlineMs).toBe(10);
   });
 
   it('loads a credentials file', async () => {
-    const path = file('creds.json', JSON.stringify([{ token: 'worker-token-0123456789', identity: 'alice', role: 'worker' }]));
+    const path = file(
+      'creds.json',
+      JSON.stringify([{ token: 'worker-token-0123456789', identity: 'alice', role: 'worker' }]),
+    );
     const config = await parse(['--credentials', path]);
-    expect(config.auth).toEqual({ kind: 'credentials', path, credentials: [{ token: 'worker-token-0123456789', identity: 'alice', role: 'worker' }] });
+    expect(config.auth).toEqual({
+      kind: 'credentials',
+      path,
+      credentials: [{ token: 'worker-token-0123456789', identity: 'alice', role: 'worker' }],
+    });
   });
 
   it.each([

@@ -3,7 +3,15 @@
 // --insecure is given explicitly (A2).
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
-import { ConfigError, configuredCommand, hostPort, positiveInteger, serverAuth, serverOptions, type ServerAuth } from '@fencer/server-kit';
+import {
+  ConfigError,
+  configuredCommand,
+  hostPort,
+  positiveInteger,
+  serverAuth,
+  serverOptions,
+  type ServerAuth,
+} from '@fencer/server-kit';
 
 export { ConfigError };
 
@@ -55,7 +63,9 @@ interface RawOptions {
 export function coordinatorConfig(options: RawOptions): CoordinatorConfig {
   const auth = serverAuth(options);
   if (options.sinkDeadlineMs > MAX_SINK_DEADLINE_MS) {
-    throw new ConfigError(`--sink-deadline-ms must be at most ${MAX_SINK_DEADLINE_MS} (an Acquire waits that long for the sink)`);
+    throw new ConfigError(
+      `--sink-deadline-ms must be at most ${MAX_SINK_DEADLINE_MS} (an Acquire waits that long for the sink)`,
+    );
   }
   return Object.freeze({
     listen: options.listen,
@@ -80,7 +90,8 @@ export function readSinkToken(path: string): string {
   }
   const token = text.trim();
   if (token.length === 0) throw new ConfigError(`sink token file ${path} is empty`);
-  if (/\s/.test(token)) throw new ConfigError(`sink token file ${path} must hold one bearer token without inner whitespace`);
+  if (/\s/.test(token))
+    throw new ConfigError(`sink token file ${path} must hold one bearer token without inner whitespace`);
   return token;
 }
 
@@ -90,14 +101,29 @@ export function readSinkToken(path: string): string {
  */
 export function buildCoordinatorCommand(run: (config: CoordinatorConfig) => Promise<void>): Command {
   return configuredCommand(
-    new Command('coordinator').description('the lease service: grants leases with fencing tokens, advancing the sink fence first (L1-L8, R1-R4)'),
+    new Command('coordinator').description(
+      'the lease service: grants leases with fencing tokens, advancing the sink fence first (L1-L8, R1-R4)',
+    ),
     [
       ...serverOptions('FENCER_COORDINATOR', { listen: '127.0.0.1:50052', data: './data/coordinator' }),
-      new Option('--sink <host:port>', 'address of the sink whose fences this coordinator advances').env('FENCER_COORDINATOR_SINK').default('127.0.0.1:50051').argParser(hostPort),
-      new Option('--sink-token-file <file>', "file holding the coordinator's bearer token for the sink").env('FENCER_COORDINATOR_SINK_TOKEN_FILE'),
-      new Option('--fence-on-expiry', 'advance the fence when a lease expires with no successor (L8)').env('FENCER_COORDINATOR_FENCE_ON_EXPIRY'),
-      new Option('--request-retention-ms <n>', 'how long request ids are remembered (R3)').env('FENCER_COORDINATOR_REQUEST_RETENTION_MS').default(3_600_000).argParser(positiveInteger),
-      new Option('--sink-deadline-ms <n>', 'deadline of each sink call; past it the Acquire fails SINK_UNAVAILABLE').env('FENCER_COORDINATOR_SINK_DEADLINE_MS').default(2_000).argParser(positiveInteger),
+      new Option('--sink <host:port>', 'address of the sink whose fences this coordinator advances')
+        .env('FENCER_COORDINATOR_SINK')
+        .default('127.0.0.1:50051')
+        .argParser(hostPort),
+      new Option('--sink-token-file <file>', "file holding the coordinator's bearer token for the sink").env(
+        'FENCER_COORDINATOR_SINK_TOKEN_FILE',
+      ),
+      new Option('--fence-on-expiry', 'advance the fence when a lease expires with no successor (L8)').env(
+        'FENCER_COORDINATOR_FENCE_ON_EXPIRY',
+      ),
+      new Option('--request-retention-ms <n>', 'how long request ids are remembered (R3)')
+        .env('FENCER_COORDINATOR_REQUEST_RETENTION_MS')
+        .default(3_600_000)
+        .argParser(positiveInteger),
+      new Option('--sink-deadline-ms <n>', 'deadline of each sink call; past it the Acquire fails SINK_UNAVAILABLE')
+        .env('FENCER_COORDINATOR_SINK_DEADLINE_MS')
+        .default(2_000)
+        .argParser(positiveInteger),
     ],
     coordinatorConfig,
     run,

@@ -57,7 +57,10 @@ export interface RunningCoordinator {
  * fencing.v1.Coordinator on `config.listen`. Rejects with StartupError
  * (data dir locked or unusable, address in use) and leaves nothing open.
  */
-export async function startCoordinator(config: CoordinatorConfig, deps: CoordinatorDeps = {}): Promise<RunningCoordinator> {
+export async function startCoordinator(
+  config: CoordinatorConfig,
+  deps: CoordinatorDeps = {},
+): Promise<RunningCoordinator> {
   const log = deps.log ?? silentLogger;
   const store = await LevelStore.open(config.dataDir);
   const sink = new GrpcSinkClient({ address: config.sink, token: config.sinkToken, deadlineMs: config.sinkDeadlineMs });
@@ -79,7 +82,11 @@ export async function startCoordinator(config: CoordinatorConfig, deps: Coordina
     server = await startGrpcServer({
       serviceName: SERVICE_NAMES.coordinator,
       listen: config.listen,
-      register: (s) => s.addService(fencing.Coordinator.service, coordinatorHandlers(opened, { authenticator, log, limits: DEFAULT_LIMITS })),
+      register: (s) =>
+        s.addService(
+          fencing.Coordinator.service,
+          coordinatorHandlers(opened, { authenticator, log, limits: DEFAULT_LIMITS }),
+        ),
       // Far above any valid request, so an oversize id is answered INVALID_ARGUMENT naming it.
       maxReceiveMessageBytes: 4 * 1024 * 1024,
       log,
@@ -87,7 +94,13 @@ export async function startCoordinator(config: CoordinatorConfig, deps: Coordina
     if (config.metrics !== undefined) metricsServer = await serveMetrics(config.metrics);
     const onSweepError = (what: string) => (error: unknown) => log.error({ err: error }, `${what} sweep failed`);
     if (config.fenceOnExpiry) {
-      sweepers.push(startSweeper(deps.fenceSweepIntervalMs ?? 100, () => opened.fenceExpiredLeases(), onSweepError('fence-on-expiry')));
+      sweepers.push(
+        startSweeper(
+          deps.fenceSweepIntervalMs ?? 100,
+          () => opened.fenceExpiredLeases(),
+          onSweepError('fence-on-expiry'),
+        ),
+      );
     }
     // R3: lookups ignore records past retention anyway; this only frees their space.
     const collectEveryMs = Math.min(60_000, Math.max(1_000, Math.floor(config.requestRetentionMs / 10)));
@@ -99,7 +112,8 @@ export async function startCoordinator(config: CoordinatorConfig, deps: Coordina
     await store.close();
     throw error;
   }
-  if (config.auth.kind === 'insecure') log.warn('running with --insecure: any caller may acquire any lease as anyone (A2/A3 off)');
+  if (config.auth.kind === 'insecure')
+    log.warn('running with --insecure: any caller may acquire any lease as anyone (A2/A3 off)');
   let stopping: Promise<void> | undefined;
   const running = { core, server, metricsServer };
   return {
@@ -126,12 +140,21 @@ export async function runCoordinator(config: CoordinatorConfig): Promise<void> {
   if (config.auth.kind === 'credentials' && config.sinkToken === null) {
     // A secured deployment almost always has a secured sink; without a token
     // every Acquire would fail SINK_UNAVAILABLE (sink_code UNAUTHENTICATED).
-    log.warn('callers must authenticate but no --sink-token-file was given: the sink will see this coordinator as anonymous');
+    log.warn(
+      'callers must authenticate but no --sink-token-file was given: the sink will see this coordinator as anonymous',
+    );
   }
   await runUntilSignal('coordinator', log, async () => {
     const coordinator = await startCoordinator(config, { log });
     log.info(
-      { address: coordinator.address, dataDir: config.dataDir, sink: config.sink, auth: config.auth.kind, fenceOnExpiry: config.fenceOnExpiry, metrics: coordinator.metricsAddress },
+      {
+        address: coordinator.address,
+        dataDir: config.dataDir,
+        sink: config.sink,
+        auth: config.auth.kind,
+        fenceOnExpiry: config.fenceOnExpiry,
+        metrics: coordinator.metricsAddress,
+      },
       'coordinator ready',
     );
     announceReady('coordinator', coordinator.address);

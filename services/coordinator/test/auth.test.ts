@@ -3,7 +3,18 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stopFencer, tempDir, type FencerProcess, CODE, coordinatorApi, coordinatorClient, ok, refused, sinkApi, sinkClient } from '@fencer/testkit';
+import {
+  stopFencer,
+  tempDir,
+  type FencerProcess,
+  CODE,
+  coordinatorApi,
+  coordinatorClient,
+  ok,
+  refused,
+  sinkApi,
+  sinkClient,
+} from '@fencer/testkit';
 import { fresh, startSinkProcess, startTestCoordinator, writeCredentials } from './helpers.js';
 
 let dir: ReturnType<typeof tempDir>;
@@ -27,8 +38,14 @@ function tokenFile(token: string): string {
   return path;
 }
 
-async function withCoordinator(sinkToken: string, body: (client: ReturnType<typeof coordinatorClient>) => Promise<void>) {
-  const started = await startTestCoordinator(sinkProcess.address, { credentials: creds.path, sinkTokenFile: tokenFile(sinkToken) });
+async function withCoordinator(
+  sinkToken: string,
+  body: (client: ReturnType<typeof coordinatorClient>) => Promise<void>,
+) {
+  const started = await startTestCoordinator(sinkProcess.address, {
+    credentials: creds.path,
+    sinkTokenFile: tokenFile(sinkToken),
+  });
   const client = coordinatorClient(started.coordinator.address);
   try {
     await body(client);
@@ -39,7 +56,13 @@ async function withCoordinator(sinkToken: string, body: (client: ReturnType<type
   }
 }
 
-const acquireReq = (resource: string, owner: string) => ({ request_id: fresh('req'), resource, owner_id: owner, incarnation: '1', ttl_ms: '60000' });
+const acquireReq = (resource: string, owner: string) => ({
+  request_id: fresh('req'),
+  resource,
+  owner_id: owner,
+  incarnation: '1',
+  ttl_ms: '60000',
+});
 
 describe('A1: coordinator → sink', () => {
   it('with the coordinator credential in --sink-token-file, Acquire advances the fence', () =>
@@ -52,15 +75,22 @@ describe('A1: coordinator → sink', () => {
   it.each([
     ['a worker token', () => creds.tokens.alice, 'PERMISSION_DENIED'],
     ['an unknown token', () => 'not-a-known-token-0123456789', 'UNAUTHENTICATED'],
-  ])('with %s in the file, Acquire is SINK_UNAVAILABLE naming the sink code, and nothing is granted', (_name, token, sinkCode) =>
-    withCoordinator(token(), async (client) => {
-      const resource = fresh('auth-refused');
-      const api = coordinatorApi(client, creds.tokens.alice);
-      const failure = refused(await api.acquire(acquireReq(resource, 'alice')));
-      expect([failure.code, failure.reason, failure.metadata.sink_code]).toEqual([CODE.UNAVAILABLE, 'SINK_UNAVAILABLE', sinkCode]);
-      expect(ok(await api.describe(resource))).toEqual({ lease: null, last_token: '0' });
-      expect(await sinkApi(sinkClient(sinkProcess.address), creds.tokens.alice).fence(resource)).toBe('0');
-    }));
+  ])(
+    'with %s in the file, Acquire is SINK_UNAVAILABLE naming the sink code, and nothing is granted',
+    (_name, token, sinkCode) =>
+      withCoordinator(token(), async (client) => {
+        const resource = fresh('auth-refused');
+        const api = coordinatorApi(client, creds.tokens.alice);
+        const failure = refused(await api.acquire(acquireReq(resource, 'alice')));
+        expect([failure.code, failure.reason, failure.metadata.sink_code]).toEqual([
+          CODE.UNAVAILABLE,
+          'SINK_UNAVAILABLE',
+          sinkCode,
+        ]);
+        expect(ok(await api.describe(resource))).toEqual({ lease: null, last_token: '0' });
+        expect(await sinkApi(sinkClient(sinkProcess.address), creds.tokens.alice).fence(resource)).toBe('0');
+      }),
+  );
 });
 
 describe("A2–A4: the coordinator's own server", () => {
@@ -91,7 +121,12 @@ describe("A2–A4: the coordinator's own server", () => {
           Release: await api.release(holder),
           Describe: await api.describe(resource),
         };
-        seen[role] = Object.fromEntries(Object.entries(results).map(([method, result]) => [method, result.ok || result.failure.code !== CODE.PERMISSION_DENIED]));
+        seen[role] = Object.fromEntries(
+          Object.entries(results).map(([method, result]) => [
+            method,
+            result.ok || result.failure.code !== CODE.PERMISSION_DENIED,
+          ]),
+        );
       }
       expect(seen).toEqual({
         worker: { Acquire: true, Renew: true, Release: true, Describe: true },

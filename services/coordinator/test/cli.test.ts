@@ -16,24 +16,41 @@ function oneLine(stderr: string): string {
 }
 
 describe('fencer coordinator (CLI)', () => {
-  it('refuses a sink\'s data directory instead of loading it as empty state, and the sink refuses a coordinator\'s', async () => {
+  it("refuses a sink's data directory instead of loading it as empty state, and the sink refuses a coordinator's", async () => {
     const sinkData = join(dir.path, 'sink-data');
     await stopFencer(await startFencer(['sink', '--insecure', '--listen', '127.0.0.1:0', '--data', sinkData]));
     const coordinator = await runFencer(['coordinator', '--insecure', '--listen', '127.0.0.1:0', '--data', sinkData]);
     expect(coordinator.code).toBe(1);
-    expect(oneLine(coordinator.stderr)).toBe(`fencer coordinator: data directory ${sinkData} holds the sink's data, not the coordinator's`);
+    expect(oneLine(coordinator.stderr)).toBe(
+      `fencer coordinator: data directory ${sinkData} holds the sink's data, not the coordinator's`,
+    );
 
     const coordinatorData = join(dir.path, 'coordinator-data');
-    await stopFencer(await startFencer(['coordinator', '--insecure', '--listen', '127.0.0.1:0', '--data', coordinatorData]));
+    await stopFencer(
+      await startFencer(['coordinator', '--insecure', '--listen', '127.0.0.1:0', '--data', coordinatorData]),
+    );
     const sink = await runFencer(['sink', '--insecure', '--listen', '127.0.0.1:0', '--data', coordinatorData]);
     expect(sink.code).toBe(1);
-    expect(oneLine(sink.stderr)).toBe(`fencer sink: data directory ${coordinatorData} holds the coordinator's data, not the sink's`);
+    expect(oneLine(sink.stderr)).toBe(
+      `fencer sink: data directory ${coordinatorData} holds the coordinator's data, not the sink's`,
+    );
   });
 
   it('--help exits 0 and lists the options', async () => {
     const result = await runFencer(['coordinator', '--help']);
     expect(result.code).toBe(0);
-    for (const flag of ['--listen', '--data', '--sink', '--sink-token-file', '--credentials', '--insecure', '--fence-on-expiry', '--request-retention-ms', '--sink-deadline-ms', '--metrics']) {
+    for (const flag of [
+      '--listen',
+      '--data',
+      '--sink',
+      '--sink-token-file',
+      '--credentials',
+      '--insecure',
+      '--fence-on-expiry',
+      '--request-retention-ms',
+      '--sink-deadline-ms',
+      '--metrics',
+    ]) {
       expect(result.stdout).toContain(flag);
     }
   });
@@ -55,14 +72,25 @@ describe('fencer coordinator (CLI)', () => {
   it('an empty sink token file → non-zero exit with a one-line message', async () => {
     const path = join(dir.path, 'empty-token');
     writeFileSync(path, '   \n');
-    const result = await runFencer(['coordinator', '--insecure', '--sink-token-file', path, '--data', join(dir.path, 'never')]);
+    const result = await runFencer([
+      'coordinator',
+      '--insecure',
+      '--sink-token-file',
+      path,
+      '--data',
+      join(dir.path, 'never'),
+    ]);
     expect(result.code).not.toBe(0);
     oneLine(result.stderr);
   });
 
   it('a second coordinator on the same data dir exits 1 with one line, not a stack; the first stops cleanly on SIGTERM', async () => {
     const data = join(dir.path, 'shared');
-    const env = { FENCER_COORDINATOR_INSECURE: '1', FENCER_COORDINATOR_LISTEN: '127.0.0.1:0', FENCER_COORDINATOR_DATA: data };
+    const env = {
+      FENCER_COORDINATOR_INSECURE: '1',
+      FENCER_COORDINATOR_LISTEN: '127.0.0.1:0',
+      FENCER_COORDINATOR_DATA: data,
+    };
     const first = await startFencer(['coordinator'], { env }); // configured through the environment alone
     try {
       const second = await runFencer(['coordinator'], { env: { ...env, FENCER_LOG_LEVEL: 'warn' } });

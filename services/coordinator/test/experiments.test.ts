@@ -8,7 +8,10 @@ import { fresh, startTestCoordinator, useSinkProcess } from './helpers.js';
 const TTL = 1_000;
 const sink = useSinkProcess();
 
-async function withCoordinator(options: { fenceOnExpiry?: boolean }, body: (ctx: { api: ReturnType<typeof coordinatorApi>; clock: FakeClock }) => Promise<void>) {
+async function withCoordinator(
+  options: { fenceOnExpiry?: boolean },
+  body: (ctx: { api: ReturnType<typeof coordinatorApi>; clock: FakeClock }) => Promise<void>,
+) {
   const started = await startTestCoordinator(sink.address, options);
   const client = coordinatorClient(started.coordinator.address);
   try {
@@ -20,7 +23,13 @@ async function withCoordinator(options: { fenceOnExpiry?: boolean }, body: (ctx:
   }
 }
 
-const acquireReq = (resource: string, owner: string, requestId = fresh('req')) => ({ request_id: requestId, resource, owner_id: owner, incarnation: '1', ttl_ms: String(TTL) });
+const acquireReq = (resource: string, owner: string, requestId = fresh('req')) => ({
+  request_id: requestId,
+  resource,
+  owner_id: owner,
+  incarnation: '1',
+  ttl_ms: String(TTL),
+});
 const holder = (lease: { resource: string; owner_id: string; incarnation: string; token: string }) => ({
   resource: lease.resource,
   owner_id: lease.owner_id,
@@ -34,7 +43,10 @@ describe('experiments (in-process coordinator, real sink process)', () => {
       const resource = fresh('boundary');
       const lease = ok(await api.acquire(acquireReq(resource, 'alice'))).lease!;
       clock.advance(TTL - 1);
-      expect(ok(await api.renew({ ...holder(lease), ttl_ms: '0' })).lease).toMatchObject({ token: lease.token, remaining_ms: String(TTL) });
+      expect(ok(await api.renew({ ...holder(lease), ttl_ms: '0' })).lease).toMatchObject({
+        token: lease.token,
+        remaining_ms: String(TTL),
+      });
       clock.advance(TTL);
       const failure = refused(await api.renew({ ...holder(lease), ttl_ms: '0' }));
       expect([failure.code, failure.reason]).toEqual([CODE.FAILED_PRECONDITION, 'LEASE_EXPIRED']);
@@ -61,7 +73,11 @@ describe('experiments (in-process coordinator, real sink process)', () => {
       expect(BigInt(successor.token)).toBeGreaterThan(BigInt(old.token));
       expect(await sink.fence(resource)).toBe(successor.token);
       const stale = refused(await sink.write(resource, old.token, 'result-a', 'from alice'));
-      expect([stale.code, stale.reason, stale.metadata.fence]).toEqual([CODE.FAILED_PRECONDITION, 'STALE_TOKEN', successor.token]);
+      expect([stale.code, stale.reason, stale.metadata.fence]).toEqual([
+        CODE.FAILED_PRECONDITION,
+        'STALE_TOKEN',
+        successor.token,
+      ]);
       expect(ok(await sink.write(resource, successor.token, 'result-b', 'from bob')).outcome).toBe('APPLIED');
       // And the old holder cannot renew its way back (NOT_LEASE_HOLDER).
       expect(refused(await api.renew({ ...holder(old), ttl_ms: '0' })).reason).toBe('NOT_LEASE_HOLDER');
@@ -78,7 +94,11 @@ describe('experiments (in-process coordinator, real sink process)', () => {
       expect(again).toEqual({ replayed: true, lease: { ...first.lease, remaining_ms: String(TTL - 250) } });
       expect(await sink.fence(resource)).toBe(first.lease!.token);
       const reused = refused(await api.acquire({ ...request, ttl_ms: String(TTL * 2) }));
-      expect([reused.code, reused.reason, reused.metadata.request_id]).toEqual([CODE.INVALID_ARGUMENT, 'REQUEST_ID_REUSED', request.request_id]);
+      expect([reused.code, reused.reason, reused.metadata.request_id]).toEqual([
+        CODE.INVALID_ARGUMENT,
+        'REQUEST_ID_REUSED',
+        request.request_id,
+      ]);
       expect(ok(await api.describe(resource)).lease).toMatchObject({ token: first.lease!.token, ttl_ms: String(TTL) });
     }));
 
@@ -112,7 +132,11 @@ describe('experiments (in-process coordinator, real sink process)', () => {
       ok(await api.acquire({ ...acquireReq(resource, 'alice'), incarnation: '7' }));
       clock.advance(300);
       const held = refused(await api.acquire(acquireReq(resource, 'bob')));
-      expect([held.code, held.reason, held.metadata]).toEqual([CODE.ABORTED, 'LEASE_HELD', { holder_owner_id: 'alice', holder_incarnation: '7', remaining_ms: '700' }]);
+      expect([held.code, held.reason, held.metadata]).toEqual([
+        CODE.ABORTED,
+        'LEASE_HELD',
+        { holder_owner_id: 'alice', holder_incarnation: '7', remaining_ms: '700' },
+      ]);
     }));
 
   it('L8: with fence-on-expiry the expired holder is refused STALE_TOKEN without any takeover', () =>
@@ -121,10 +145,13 @@ describe('experiments (in-process coordinator, real sink process)', () => {
       const lease = ok(await api.acquire(acquireReq(resource, 'alice'))).lease!;
       expect(ok(await sink.write(resource, lease.token, 'before', 'ok')).outcome).toBe('APPLIED');
       clock.advance(TTL);
-      const fence = await eventually(async () => {
-        const current = await sink.fence(resource);
-        return current !== lease.token ? current : undefined;
-      }, { what: 'the coordinator to fence the expired lease' });
+      const fence = await eventually(
+        async () => {
+          const current = await sink.fence(resource);
+          return current !== lease.token ? current : undefined;
+        },
+        { what: 'the coordinator to fence the expired lease' },
+      );
       expect(BigInt(fence)).toBeGreaterThan(BigInt(lease.token));
       const stale = refused(await sink.write(resource, lease.token, 'after', 'too late'));
       expect([stale.code, stale.reason]).toEqual([CODE.FAILED_PRECONDITION, 'STALE_TOKEN']);

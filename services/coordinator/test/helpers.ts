@@ -9,7 +9,10 @@ import { sinkApi, sinkClient, startFencer, stopFencer, tempDir, type FencerProce
 import { coordinatorConfig, startCoordinator, type RunningCoordinator } from '../src/index.js';
 
 /** A real `fencer sink` child on a port-0 address (or `listen`) over `dataDir`. */
-export function startSinkProcess(dataDir: string, options: { listen?: string; credentials?: string } = {}): Promise<FencerProcess> {
+export function startSinkProcess(
+  dataDir: string,
+  options: { listen?: string; credentials?: string } = {},
+): Promise<FencerProcess> {
   const auth = options.credentials ? ['--credentials', options.credentials] : ['--insecure'];
   return startFencer(['sink', ...auth, '--listen', options.listen ?? '127.0.0.1:0', '--data', dataDir]);
 }
@@ -46,7 +49,8 @@ export function useSinkProcess() {
       return started(child).address;
     },
     fence: (resource: string) => started(api).fence(resource),
-    write: (resource: string, fenceToken: string, resultId: string, payload: string) => started(api).write(resource, fenceToken, resultId, payload),
+    write: (resource: string, fenceToken: string, resultId: string, payload: string) =>
+      started(api).write(resource, fenceToken, resultId, payload),
   };
 }
 
@@ -100,7 +104,11 @@ export async function startTestCoordinator(
     ...(options.metrics ? { metrics: options.metrics } : {}),
   });
   const clock = options.clock ?? new FakeClock();
-  const coordinator = await startCoordinator(config, { clock, fenceSweepIntervalMs: 10, ...(options.newGrantId ? { newGrantId: options.newGrantId } : {}) });
+  const coordinator = await startCoordinator(config, {
+    clock,
+    fenceSweepIntervalMs: 10,
+    ...(options.newGrantId ? { newGrantId: options.newGrantId } : {}),
+  });
   return { coordinator, clock, dataDir, remove: () => dir?.remove() };
 }
 

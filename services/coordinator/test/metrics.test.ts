@@ -14,7 +14,9 @@ describe('metrics', () => {
       const api = coordinatorApi(client);
       const resource = fresh('metrics');
       ok(await api.acquire({ request_id: fresh('q'), resource, owner_id: 'alice', incarnation: '1', ttl_ms: '1000' }));
-      refused(await api.acquire({ request_id: fresh('q'), resource, owner_id: 'bob', incarnation: '1', ttl_ms: '1000' }));
+      refused(
+        await api.acquire({ request_id: fresh('q'), resource, owner_id: 'bob', incarnation: '1', ttl_ms: '1000' }),
+      );
       const response = await fetch(`http://${started.coordinator.metricsAddress}/metrics`);
       expect(response.status).toBe(200);
       const text = await response.text();

@@ -3,7 +3,20 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, startFencer, stopFencer, tempDir, type FencerProcess, CODE, coordinatorApi, coordinatorClient, ok, refused, sinkApi, sinkClient } from '@fencer/testkit';
+import {
+  eventually,
+  startFencer,
+  stopFencer,
+  tempDir,
+  type FencerProcess,
+  CODE,
+  coordinatorApi,
+  coordinatorClient,
+  ok,
+  refused,
+  sinkApi,
+  sinkClient,
+} from '@fencer/testkit';
 import { fresh, startSinkProcess } from './helpers.js';
 
 let dir: ReturnType<typeof tempDir>;
@@ -21,8 +34,16 @@ afterAll(async () => {
   dir.remove();
 });
 
-async function startCoordinatorProcess(dataDir: string, sinkAddress: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}) {
-  const child = await startFencer(['coordinator', '--insecure', '--listen', '127.0.0.1:0', '--data', dataDir, '--sink', sinkAddress, ...extra], { env });
+async function startCoordinatorProcess(
+  dataDir: string,
+  sinkAddress: string,
+  extra: string[] = [],
+  env: NodeJS.ProcessEnv = {},
+) {
+  const child = await startFencer(
+    ['coordinator', '--insecure', '--listen', '127.0.0.1:0', '--data', dataDir, '--sink', sinkAddress, ...extra],
+    { env },
+  );
   children.push(child);
   const client = coordinatorClient(child.address);
   return { child, client, api: coordinatorApi(client) };
@@ -61,9 +82,13 @@ describe('coordinator and sink as real processes', () => {
     // L7: the downtime is unknowable, so alice's lease runs a full TTL from the restart, not from the grant.
     const held = refused(await second.api.acquire(acquireReq(resource, 'bob', TTL)));
     expect(held.reason).toBe('LEASE_HELD');
-    expect(Number(held.metadata.remaining_ms)).toBeGreaterThanOrEqual(TTL - Math.ceil(performance.now() - restartedAtMs));
+    expect(Number(held.metadata.remaining_ms)).toBeGreaterThanOrEqual(
+      TTL - Math.ceil(performance.now() - restartedAtMs),
+    );
 
-    expect(ok(await second.api.release({ resource, owner_id: 'alice', incarnation: '1', token: granted.token })).released).toBe(true);
+    expect(
+      ok(await second.api.release({ resource, owner_id: 'alice', incarnation: '1', token: granted.token })).released,
+    ).toBe(true);
     const next = ok(await second.api.acquire(acquireReq(resource, 'bob', TTL))).lease!;
     expect(BigInt(next.token)).toBeGreaterThan(BigInt(granted.token));
     expect(await sinkApi(sinkClient(sink.address)).fence(resource)).toBe(next.token);
@@ -95,7 +120,12 @@ describe('coordinator and sink as real processes', () => {
     let ownSink = await startSinkProcess(sinkData);
     children.push(ownSink);
     const address = ownSink.address;
-    const coordinator = await startCoordinatorProcess(join(dir.path, fresh('coordinator')), address, ['--sink-deadline-ms', '20000'], { FENCER_LOG_LEVEL: 'debug' });
+    const coordinator = await startCoordinatorProcess(
+      join(dir.path, fresh('coordinator')),
+      address,
+      ['--sink-deadline-ms', '20000'],
+      { FENCER_LOG_LEVEL: 'debug' },
+    );
     ok(await coordinator.api.acquire(acquireReq(fresh('warm-up'), 'alice', 60_000))); // the sink channel is connected
 
     const resource = fresh('sink-killed');
@@ -103,21 +133,34 @@ describe('coordinator and sink as real processes', () => {
     ownSink.kill('SIGSTOP');
     const inFlight = coordinator.api.acquire(request);
     await eventually(
-      () => (coordinator.child.stderr().split('\n').some((line) => line.includes('advancing the sink fence') && line.includes(resource)) ? true : undefined),
+      () =>
+        coordinator.child
+          .stderr()
+          .split('\n')
+          .some((line) => line.includes('advancing the sink fence') && line.includes(resource))
+          ? true
+          : undefined,
       { what: 'the AdvanceFence to be sent' },
     );
     ownSink.kill('SIGKILL');
     const failure = refused(await inFlight);
-    expect([failure.code, failure.reason, failure.metadata.sink_code]).toEqual([CODE.UNAVAILABLE, 'SINK_UNAVAILABLE', 'UNAVAILABLE']);
+    expect([failure.code, failure.reason, failure.metadata.sink_code]).toEqual([
+      CODE.UNAVAILABLE,
+      'SINK_UNAVAILABLE',
+      'UNAVAILABLE',
+    ]);
     await ownSink.exited;
 
     ownSink = await startSinkProcess(sinkData, { listen: address });
     children.push(ownSink);
-    const granted = await eventually(async () => {
-      const result = await coordinator.api.acquire(request);
-      if (!result.ok) expect(result.failure.reason).toBe('SINK_UNAVAILABLE'); // only while reconnecting
-      return result.ok ? result.value : undefined;
-    }, { what: 'the coordinator to reach the restarted sink' });
+    const granted = await eventually(
+      async () => {
+        const result = await coordinator.api.acquire(request);
+        if (!result.ok) expect(result.failure.reason).toBe('SINK_UNAVAILABLE'); // only while reconnecting
+        return result.ok ? result.value : undefined;
+      },
+      { what: 'the coordinator to reach the restarted sink' },
+    );
     const again = ok(await coordinator.api.acquire(request));
     expect(again.replayed).toBe(true);
     expect(again.lease!.token).toBe(granted.lease!.token);

@@ -16,7 +16,11 @@ const loseResponse: grpc.Interceptor = (options, nextCall) =>
         // response message is never seen by the caller. (Not calling next here
         // would make grpc-js hold the status back forever.)
         onReceiveStatus(_status, nextStatus) {
-          nextStatus({ code: grpc.status.UNAVAILABLE, details: 'response lost (test harness)', metadata: new grpc.Metadata() });
+          nextStatus({
+            code: grpc.status.UNAVAILABLE,
+            details: 'response lost (test harness)',
+            metadata: new grpc.Metadata(),
+          });
         },
       });
     },
@@ -68,7 +72,9 @@ describe('S1/S3: split brain — two coordinators, one sink', () => {
         const previous = held.get(side);
         if (previous) expect(ok(await api.release({ resource, ...previous })).released).toBe(true);
         const owner = `worker-${round}`;
-        const lease = ok(await api.acquire({ request_id: fresh('req'), resource, owner_id: owner, incarnation: '1', ttl_ms: '60000' })).lease!;
+        const lease = ok(
+          await api.acquire({ request_id: fresh('req'), resource, owner_id: owner, incarnation: '1', ttl_ms: '60000' }),
+        ).lease!;
         held.set(side, { owner_id: owner, incarnation: '1', token: lease.token });
         granted.push({ coordinator: side, owner, token: lease.token });
 

@@ -42,14 +42,30 @@ describe('stop() with an Acquire in flight', () => {
     });
     const client = coordinatorClient(started.coordinator.address);
     try {
-      ok(await coordinatorApi(client).acquire({ request_id: fresh('q'), resource: fresh('warm-up'), owner_id: 'alice', incarnation: '1', ttl_ms: '1000' }));
+      ok(
+        await coordinatorApi(client).acquire({
+          request_id: fresh('q'),
+          resource: fresh('warm-up'),
+          owner_id: 'alice',
+          incarnation: '1',
+          ttl_ms: '1000',
+        }),
+      );
       const unavailableBefore = await acquiresFinished('UNAVAILABLE');
 
       sinkProcess.kill('SIGSTOP');
       const gaveUp = new AbortController();
       onAdvance = () => gaveUp.abort(); // the caller goes away once the AdvanceFence is on its way
-      const request: AcquireRequest = { request_id: fresh('q'), resource: fresh('stopping'), owner_id: 'alice', incarnation: '1', ttl_ms: '1000' };
-      const abandoned = await unaryCall<AcquireRequest, AcquireResponse__Output>(client, client.Acquire, request, { signal: gaveUp.signal }).catch((e: grpc.ServiceError) => e.code);
+      const request: AcquireRequest = {
+        request_id: fresh('q'),
+        resource: fresh('stopping'),
+        owner_id: 'alice',
+        incarnation: '1',
+        ttl_ms: '1000',
+      };
+      const abandoned = await unaryCall<AcquireRequest, AcquireResponse__Output>(client, client.Acquire, request, {
+        signal: gaveUp.signal,
+      }).catch((e: grpc.ServiceError) => e.code);
       expect(abandoned).toBe(grpc.status.CANCELLED);
 
       await started.coordinator.stop();

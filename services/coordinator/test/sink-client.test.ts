@@ -39,7 +39,10 @@ describe('GrpcSinkClient (SinkPort over gRPC)', () => {
     expect((await client.advanceFence(resource, 1n, 'warm')).kind).toBe('advanced');
     sink.kill('SIGSTOP');
     try {
-      expect(await client.advanceFence(resource, 2n, 'g')).toEqual({ kind: 'unavailable', sinkCode: 'DEADLINE_EXCEEDED' });
+      expect(await client.advanceFence(resource, 2n, 'g')).toEqual({
+        kind: 'unavailable',
+        sinkCode: 'DEADLINE_EXCEEDED',
+      });
       expect(await client.getFence(resource)).toEqual({ kind: 'unavailable', sinkCode: 'DEADLINE_EXCEEDED' });
     } finally {
       sink.kill('SIGCONT');

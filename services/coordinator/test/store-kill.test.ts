@@ -31,8 +31,12 @@ setInterval(() => {}, 1000);
 describe('LevelStore under kill -9', () => {
   it('keeps every synced reservation and grant of a SIGKILLed writer', async () => {
     const data = join(dir.path, 'data');
-    const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD, BUILT_STORE, data], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD, BUILT_STORE, data], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.on('exit', (_code, signal) => resolve(signal)),
+    );
     await new Promise<void>((resolve, reject) => {
       createInterface({ input: child.stdout }).on('line', (line) => line === 'durable' && resolve());
       void exited.then(() => reject(new Error('writer exited early')));
@@ -44,7 +48,9 @@ describe('LevelStore under kill -9', () => {
     try {
       const state = await store.load();
       expect(state.counters.get('r')).toBe(50n);
-      expect(state.grants).toEqual([{ resource: 'r', ownerId: 'w50', incarnation: 1n, token: 50n, ttlMs: 1000, ended: null }]);
+      expect(state.grants).toEqual([
+        { resource: 'r', ownerId: 'w50', incarnation: 1n, token: 50n, ttlMs: 1000, ended: null },
+      ]);
       expect(state.requests).toHaveLength(50);
     } finally {
       await store.close();

@@ -2,7 +2,18 @@
 // field (BadRequest), and changes nothing — neither the coordinator's state
 // nor the sink's fence.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stopFencer, tempDir, type FencerProcess, CODE, coordinatorApi, coordinatorClient, ok, refused, sinkApi, sinkClient } from '@fencer/testkit';
+import {
+  stopFencer,
+  tempDir,
+  type FencerProcess,
+  CODE,
+  coordinatorApi,
+  coordinatorClient,
+  ok,
+  refused,
+  sinkApi,
+  sinkClient,
+} from '@fencer/testkit';
 import type { FakeClock } from '@fencer/common';
 import { fresh, startSinkProcess, startTestCoordinator } from './helpers.js';
 
@@ -25,7 +36,15 @@ beforeAll(async () => {
   clock = started.clock;
   client = coordinatorClient(started.coordinator.address);
   api = coordinatorApi(client);
-  const lease = ok(await api.acquire({ request_id: fresh('req'), resource: HELD, owner_id: 'alice', incarnation: '1', ttl_ms: '1000' })).lease!;
+  const lease = ok(
+    await api.acquire({
+      request_id: fresh('req'),
+      resource: HELD,
+      owner_id: 'alice',
+      incarnation: '1',
+      ttl_ms: '1000',
+    }),
+  ).lease!;
   holder = { resource: HELD, owner_id: 'alice', incarnation: '1', token: lease.token };
   clock.advance(300); // a renew would now show remaining 1000 again, so one slipping through is visible
 });
@@ -64,7 +83,12 @@ const RENEW: Case[] = [
   ['ttl_ms', 'below 100', '99'],
   ['ttl_ms', 'above one day', '86400001'],
 ];
-const RELEASE: Case[] = [...idCases('resource'), ...idCases('owner_id'), ['incarnation', 'zero', '0'], ['token', 'zero', '0']];
+const RELEASE: Case[] = [
+  ...idCases('resource'),
+  ...idCases('owner_id'),
+  ['incarnation', 'zero', '0'],
+  ['token', 'zero', '0'],
+];
 const DESCRIBE: Case[] = idCases('resource');
 
 async function snapshot() {
@@ -85,12 +109,25 @@ async function expectInvalid(result: Awaited<ReturnType<typeof api.describe>> | 
 describe('V1/V2: every field of every RPC', () => {
   it.each(ACQUIRE)('Acquire %s (%s) → INVALID_ARGUMENT naming it, nothing granted', async (field, _what, value) => {
     const before = await snapshot();
-    const request = { request_id: fresh('req'), resource: FREE, owner_id: 'alice', incarnation: '1', ttl_ms: '1000', [field]: value };
+    const request = {
+      request_id: fresh('req'),
+      resource: FREE,
+      owner_id: 'alice',
+      incarnation: '1',
+      ttl_ms: '1000',
+      [field]: value,
+    };
     await expectInvalid(await api.acquire(request), field);
     expect(await snapshot()).toEqual(before);
     // The request id was not recorded either: used next for a valid request, it is a fresh grant, not REQUEST_ID_REUSED.
     if (field !== 'request_id') {
-      const valid = { request_id: request.request_id, resource: fresh('after-invalid'), owner_id: 'alice', incarnation: '1', ttl_ms: '1000' };
+      const valid = {
+        request_id: request.request_id,
+        resource: fresh('after-invalid'),
+        owner_id: 'alice',
+        incarnation: '1',
+        ttl_ms: '1000',
+      };
       expect(ok(await api.acquire(valid)).replayed).toBe(false);
     }
   });
@@ -112,17 +149,32 @@ describe('V1/V2: every field of every RPC', () => {
   });
 
   it('names every bad field of one request at once', async () => {
-    const failure = refused(await api.acquire({ request_id: '', resource: FREE, owner_id: '', incarnation: '0', ttl_ms: '1000' }));
+    const failure = refused(
+      await api.acquire({ request_id: '', resource: FREE, owner_id: '', incarnation: '0', ttl_ms: '1000' }),
+    );
     expect(failure.fieldViolations.map((v) => v.field)).toEqual(['request_id', 'owner_id', 'incarnation']);
   });
 
   it('the valid baseline of each case is accepted (so the refusals above are about the one field)', async () => {
     // Renew with ttl_ms 0 (keep) and the boundary TTLs are valid input.
-    expect(ok(await api.renew({ ...holder, ttl_ms: '0' })).lease).toMatchObject({ ttl_ms: '1000', remaining_ms: '1000' });
+    expect(ok(await api.renew({ ...holder, ttl_ms: '0' })).lease).toMatchObject({
+      ttl_ms: '1000',
+      remaining_ms: '1000',
+    });
     expect(ok(await api.renew({ ...holder, ttl_ms: '100' })).lease).toMatchObject({ ttl_ms: '100' });
     expect(ok(await api.renew({ ...holder, ttl_ms: '86400000' })).lease).toMatchObject({ ttl_ms: '86400000' });
     const free = fresh('baseline');
-    expect(ok(await api.acquire({ request_id: 'q'.repeat(512), resource: free, owner_id: 'é'.repeat(256), incarnation: '18446744073709551615', ttl_ms: '100' })).lease).toMatchObject({
+    expect(
+      ok(
+        await api.acquire({
+          request_id: 'q'.repeat(512),
+          resource: free,
+          owner_id: 'é'.repeat(256),
+          incarnation: '18446744073709551615',
+          ttl_ms: '100',
+        }),
+      ).lease,
+    ).toMatchObject({
       token: '1',
       incarnation: '18446744073709551615',
     });

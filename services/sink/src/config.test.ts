@@ -48,7 +48,10 @@ describe('sink configuration', () => {
     ]);
     const config = sinkConfig({ ...base, credentials: path });
     expect(config.auth.kind).toBe('credentials');
-    expect(config.auth.kind === 'credentials' && config.auth.credentials.map((c) => c.role)).toEqual(['coordinator', 'worker']);
+    expect(config.auth.kind === 'credentials' && config.auth.credentials.map((c) => c.role)).toEqual([
+      'coordinator',
+      'worker',
+    ]);
     expect(Object.isFrozen(config.auth)).toBe(true);
   });
 
@@ -67,14 +70,22 @@ describe('sink configuration', () => {
       missing: join(dir.path, 'absent.json'),
     };
     const credentials = typeof options.credentials === 'string' ? files[options.credentials] : undefined;
-    expect(() => sinkConfig({ ...base, ...options, ...(credentials === undefined ? {} : { credentials }) })).toThrow(ConfigError);
+    expect(() => sinkConfig({ ...base, ...options, ...(credentials === undefined ? {} : { credentials }) })).toThrow(
+      ConfigError,
+    );
   });
 });
 
 describe('sink flags', () => {
   it('defaults: 127.0.0.1:50051, ./data/sink, 1 MiB payloads, no metrics', async () => {
     const config = await parse(['--insecure']);
-    expect(config).toEqual({ listen: '127.0.0.1:50051', dataDir: './data/sink', auth: { kind: 'insecure' }, maxPayloadBytes: 1024 * 1024, metrics: undefined });
+    expect(config).toEqual({
+      listen: '127.0.0.1:50051',
+      dataDir: './data/sink',
+      auth: { kind: 'insecure' },
+      maxPayloadBytes: 1024 * 1024,
+      metrics: undefined,
+    });
   });
 
   it.each([

@@ -2,7 +2,14 @@
 // sink refuses to start unless it can authenticate the coordinator, or
 // --insecure is given explicitly.
 import { Command, Option } from 'commander';
-import { ConfigError, configuredCommand, positiveInteger, serverAuth, serverOptions, type ServerAuth } from '@fencer/server-kit';
+import {
+  ConfigError,
+  configuredCommand,
+  positiveInteger,
+  serverAuth,
+  serverOptions,
+  type ServerAuth,
+} from '@fencer/server-kit';
 
 export { ConfigError };
 
@@ -60,7 +67,10 @@ export function buildSinkCommand(run: (config: SinkConfig) => Promise<void>): Co
     new Command('sink').description('the fenced write target: accepts a write only under the current fence (F1-F6)'),
     [
       ...serverOptions('FENCER_SINK', { listen: '127.0.0.1:50051', data: './data/sink' }),
-      new Option('--max-payload-bytes <n>', 'largest accepted payload (V2)').env('FENCER_SINK_MAX_PAYLOAD_BYTES').default(1024 * 1024).argParser(positiveInteger),
+      new Option('--max-payload-bytes <n>', 'largest accepted payload (V2)')
+        .env('FENCER_SINK_MAX_PAYLOAD_BYTES')
+        .default(1024 * 1024)
+        .argParser(positiveInteger),
     ],
     sinkConfig,
     run,

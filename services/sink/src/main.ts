@@ -40,7 +40,11 @@ export interface RunningSink {
 let storeMetrics: { batches: Counter; batchOps: Histogram } | undefined;
 function sinkStoreMetrics() {
   storeMetrics ??= {
-    batches: new Counter({ name: 'fencer_sink_commit_batches_total', help: 'Synced LevelDB batches (group commits)', registers: [registry] }),
+    batches: new Counter({
+      name: 'fencer_sink_commit_batches_total',
+      help: 'Synced LevelDB batches (group commits)',
+      registers: [registry],
+    }),
     batchOps: new Histogram({
       name: 'fencer_sink_commit_batch_ops',
       help: 'Ops per synced batch (how much group commit gathers)',
@@ -118,7 +122,10 @@ export async function runSink(config: SinkConfig): Promise<void> {
   await runUntilSignal('sink', log, async () => {
     const sink = await startSink(config, { log });
     void sink.storeFailed.then(() => process.exit(1));
-    log.info({ address: sink.address, dataDir: config.dataDir, auth: config.auth.kind, metrics: sink.metricsAddress }, 'sink ready');
+    log.info(
+      { address: sink.address, dataDir: config.dataDir, auth: config.auth.kind, metrics: sink.metricsAddress },
+      'sink ready',
+    );
     announceReady('sink', sink.address, sink.metricsAddress === undefined ? {} : { metrics: sink.metricsAddress });
     return sink;
   });

@@ -13,7 +13,18 @@
 import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { remoteFailure } from '@fencer/proto';
-import { eventually, runFencer, startFencer, stopFencer, tempDir, type FencerProcess, readOrMissing, sinkCalls, writeOutcome, type SinkCalls } from '@fencer/testkit';
+import {
+  eventually,
+  runFencer,
+  startFencer,
+  stopFencer,
+  tempDir,
+  type FencerProcess,
+  readOrMissing,
+  sinkCalls,
+  writeOutcome,
+  type SinkCalls,
+} from '@fencer/testkit';
 
 const started: FencerProcess[] = [];
 const dirs: ReturnType<typeof tempDir>[] = [];
@@ -65,7 +76,12 @@ describe('fencer sink under SIGKILL (F6, S5)', () => {
         const attempt: Attempt = { resultId: `w${w}-${i}`, token: fence };
         attempts.push(attempt);
         try {
-          const response = await client.write({ resource, token: attempt.token.toString(), result_id: attempt.resultId, payload: payloadFor(attempt.resultId) });
+          const response = await client.write({
+            resource,
+            token: attempt.token.toString(),
+            result_id: attempt.resultId,
+            payload: payloadFor(attempt.resultId),
+          });
           attempt.outcome = response.outcome;
           acknowledged++;
         } catch (error) {
@@ -83,14 +99,20 @@ describe('fencer sink under SIGKILL (F6, S5)', () => {
     let lastAcknowledgedAdvance = 1n;
     for (let round = 1; round <= 3; round++) {
       const target = acknowledged + 60;
-      await eventually(() => (acknowledged >= target ? true : undefined), { timeoutMs: 20_000, what: `${target} acknowledged writes` });
+      await eventually(() => (acknowledged >= target ? true : undefined), {
+        timeoutMs: 20_000,
+        what: `${target} acknowledged writes`,
+      });
       const next = fence + 1n;
       await coordinator.advance({ resource, token: next.toString(), grant_id: `grant-${next}` });
       lastAcknowledgedAdvance = next;
       fence = next;
     }
     const target = acknowledged + 60;
-    await eventually(() => (acknowledged >= target ? true : undefined), { timeoutMs: 20_000, what: 'writes after the last advance' });
+    await eventually(() => (acknowledged >= target ? true : undefined), {
+      timeoutMs: 20_000,
+      what: 'writes after the last advance',
+    });
     killed = true;
     first.kill('SIGKILL');
     expect((await first.exited).signal).toBe('SIGKILL');
@@ -124,7 +146,14 @@ describe('fencer sink under SIGKILL (F6, S5)', () => {
         }
       }
       // The restarted sink keeps enforcing the fence it had.
-      const stale = await reader.write({ resource, token: (lastAcknowledgedAdvance - 1n).toString(), result_id: 'after-restart', payload: Buffer.from('x') }).catch((e) => e);
+      const stale = await reader
+        .write({
+          resource,
+          token: (lastAcknowledgedAdvance - 1n).toString(),
+          result_id: 'after-restart',
+          payload: Buffer.from('x'),
+        })
+        .catch((e) => e);
       expect(remoteFailure(stale).reason).toBe('STALE_TOKEN');
     } finally {
       reader.close();
@@ -140,7 +169,9 @@ describe('fencer sink process lifecycle', () => {
     expect(second.code).not.toBe(0);
     const lines = second.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^fencer sink: data directory .* is in use by another process \(is a second sink running on it\?\)$/);
+    expect(lines[0]).toMatch(
+      /^fencer sink: data directory .* is in use by another process \(is a second sink running on it\?\)$/,
+    );
     const client = sinkCalls(first.address);
     try {
       expect(await client.getFence('r')).toEqual({ fence: '0' });
@@ -161,12 +192,17 @@ describe('fencer sink process lifecycle', () => {
     const streams = workers.map(async (client, w) => {
       for (let i = 0; ; i++) {
         const resultId = `w${w}-${i}`;
-        const { outcome } = await writeOutcome(client.write({ resource: 'r', token: '4', result_id: resultId, payload: payloadFor(resultId) }));
+        const { outcome } = await writeOutcome(
+          client.write({ resource: 'r', token: '4', result_id: resultId, payload: payloadFor(resultId) }),
+        );
         answers.push({ resultId, outcome });
         if (outcome !== 'APPLIED') return;
       }
     });
-    await eventually(() => (answers.length >= 100 ? true : undefined), { timeoutMs: 20_000, what: '100 answered writes' });
+    await eventually(() => (answers.length >= 100 ? true : undefined), {
+      timeoutMs: 20_000,
+      what: '100 answered writes',
+    });
     first.kill('SIGTERM');
     expect(await first.exited).toEqual({ code: 0, signal: null });
     await Promise.all(streams);

@@ -30,20 +30,30 @@ describe('memory after many durable results', () => {
       const resources = 16;
       const waves = 20;
       const perWave = 1000;
-      for (let r = 0; r < resources; r++) await engine.advanceFence({ resource: `job-${r}`, token: 1n, grantId: `g-${r}` });
+      for (let r = 0; r < resources; r++)
+        await engine.advanceFence({ resource: `job-${r}`, token: 1n, grantId: `g-${r}` });
       const watched: WeakRef<Uint8Array>[] = [];
       for (let wave = 0; wave < waves; wave++) {
         const outcomes = await Promise.all(
           Array.from({ length: perWave }, (_, i) => {
             const payload = new Uint8Array(64).fill(i % 251);
             watched.push(new WeakRef(payload));
-            return engine.write({ resource: `job-${i % resources}`, token: 1n, resultId: `step-${wave}-${i}`, payload });
+            return engine.write({
+              resource: `job-${i % resources}`,
+              token: 1n,
+              resultId: `step-${wave}-${i}`,
+              payload,
+            });
           }),
         );
         expect(outcomes.every((o) => o.kind === 'applied')).toBe(true);
       }
 
-      expect(store.stats).toMatchObject({ commits: resources + waves * perWave, durableOps: resources + waves * perWave, pending: 0 });
+      expect(store.stats).toMatchObject({
+        commits: resources + waves * perWave,
+        durableOps: resources + waves * perWave,
+        pending: 0,
+      });
       expect(engine.busyResources).toBe(0);
 
       await nextTurn();
@@ -53,7 +63,11 @@ describe('memory after many durable results', () => {
       expect(watched.filter((ref) => ref.deref() !== undefined).length).toBe(0);
 
       // The results are still there: on disk, where they belong.
-      expect(await engine.read('job-3', 'step-7-3')).toEqual({ kind: 'found', token: 1n, payload: Buffer.alloc(64, 3) });
+      expect(await engine.read('job-3', 'step-7-3')).toEqual({
+        kind: 'found',
+        token: 1n,
+        payload: Buffer.alloc(64, 3),
+      });
     } finally {
       await store.close();
       dir.remove();

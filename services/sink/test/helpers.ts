@@ -1,6 +1,12 @@
 // The sink's own test helper: any SinkApi (a real engine or a deliberately
 // broken one) served over real gRPC.
-import { DEFAULT_LIMITS, insecureAuthenticator, silentLogger, startGrpcServer, type RunningServer } from '@fencer/server-kit';
+import {
+  DEFAULT_LIMITS,
+  insecureAuthenticator,
+  silentLogger,
+  startGrpcServer,
+  type RunningServer,
+} from '@fencer/server-kit';
 import { SERVICE_NAMES, fencing } from '@fencer/proto';
 import { sinkHandlers } from '../src/grpc/handlers.js';
 import type { SinkApi } from '../src/core/sink-engine.js';
@@ -13,7 +19,11 @@ export function serveSinkApi(api: SinkApi): Promise<RunningServer> {
   return startGrpcServer({
     serviceName: SERVICE_NAMES.sink,
     listen: '127.0.0.1:0',
-    register: (server) => server.addService(fencing.Sink.service, sinkHandlers(api, { authenticator: insecureAuthenticator, log: silentLogger, limits: DEFAULT_LIMITS })),
+    register: (server) =>
+      server.addService(
+        fencing.Sink.service,
+        sinkHandlers(api, { authenticator: insecureAuthenticator, log: silentLogger, limits: DEFAULT_LIMITS }),
+      ),
     maxReceiveMessageBytes: 4 * DEFAULT_LIMITS.maxPayloadBytes,
     log: silentLogger,
   });

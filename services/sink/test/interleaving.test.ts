@@ -45,7 +45,17 @@ async function runRound(
   await coordinator.advance({ resource, token: t.toString(), grant_id: `grant-${t}` });
   const worker = (i: number) => workers[i % workers.length]!;
   const racing: Promise<{ outcome: string; fence: string }>[] = [];
-  const send = (i: number) => racing.push(writeOutcome(worker(i).write({ resource, token: t.toString(), result_id: `w-${i}`, payload: Buffer.from(racingPayload(t, i)) })));
+  const send = (i: number) =>
+    racing.push(
+      writeOutcome(
+        worker(i).write({
+          resource,
+          token: t.toString(),
+          result_id: `w-${i}`,
+          payload: Buffer.from(racingPayload(t, i)),
+        }),
+      ),
+    );
   // The advance goes out after a varying share of the racing writes, each
   // batch of writes a separate event-loop turn apart.
   const split = Math.max(1, Math.floor((n * (1 + Number(t % 3n))) / 4));
@@ -64,10 +74,29 @@ async function runRound(
     advance = { error: String(error) };
   }
   // Everything below is issued strictly after the advance was acknowledged.
-  const readAfterAdvance = await Promise.all(Array.from({ length: n }, (_, i) => stored(worker(i), resource, `w-${i}`)));
+  const readAfterAdvance = await Promise.all(
+    Array.from({ length: n }, (_, i) => stored(worker(i), resource, `w-${i}`)),
+  );
   const [successor, late] = await Promise.all([
-    Promise.all(Array.from({ length: n }, (_, i) => writeOutcome(worker(i).write({ resource, token: (t + 1n).toString(), result_id: `w-${i}`, payload: Buffer.from(successorPayload(t, i)) })))),
-    Promise.all(Array.from({ length: n }, (_, i) => writeOutcome(worker(i).write({ resource, token: t.toString(), result_id: `late-${i}`, payload: Buffer.from('late') })))),
+    Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        writeOutcome(
+          worker(i).write({
+            resource,
+            token: (t + 1n).toString(),
+            result_id: `w-${i}`,
+            payload: Buffer.from(successorPayload(t, i)),
+          }),
+        ),
+      ),
+    ),
+    Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        writeOutcome(
+          worker(i).write({ resource, token: t.toString(), result_id: `late-${i}`, payload: Buffer.from('late') }),
+        ),
+      ),
+    ),
   ]);
   hooks.beforeAwaitingRacers?.();
   const racingOutcomes = await Promise.all(racing);
@@ -76,7 +105,11 @@ async function runRound(
 }
 
 /** Runs `rounds` rounds on each of `resources` resources (resources in parallel). */
-async function scenario(address: string, options: { resources: number; rounds: number; n: number }, hooks?: Parameters<typeof runRound>[4]) {
+async function scenario(
+  address: string,
+  options: { resources: number; rounds: number; n: number },
+  hooks?: Parameters<typeof runRound>[4],
+) {
   const coordinator = sinkCalls(address);
   // Several channels, so the racing writes and the advance do not share one ordered connection.
   const workers = Array.from({ length: 3 }, () => sinkCalls(address));
@@ -85,7 +118,15 @@ async function scenario(address: string, options: { resources: number; rounds: n
       Array.from({ length: options.resources }, async (_, r) => {
         const histories: RoundHistory[] = [];
         for (let round = 0; round < options.rounds; round++) {
-          histories.push(await runRound({ coordinator, workers }, `job-${r}-round-${round}`, BigInt(1 + round * 3 + r), options.n, hooks));
+          histories.push(
+            await runRound(
+              { coordinator, workers },
+              `job-${r}-round-${round}`,
+              BigInt(1 + round * 3 + r),
+              options.n,
+              hooks,
+            ),
+          );
         }
         return histories;
       }),
@@ -102,7 +143,9 @@ describe('Writes racing AdvanceFence over gRPC (F2, S3, S4, S6)', () => {
 
   beforeAll(async () => {
     dir = tempDir('fencer-sink-race-');
-    sink = await startSink(sinkConfig({ listen: '127.0.0.1:0', data: dir.path, insecure: true, maxPayloadBytes: 1024 * 1024 }));
+    sink = await startSink(
+      sinkConfig({ listen: '127.0.0.1:0', data: dir.path, insecure: true, maxPayloadBytes: 1024 * 1024 }),
+    );
   });
   afterAll(async () => {
     await sink?.stop();
@@ -144,7 +187,14 @@ class TwoStepEngine implements SinkApi {
     switch (decision.kind) {
       case 'apply':
         await this.pause(command);
-        await this.store.commit([{ kind: 'result', resource: command.resource, resultId: command.resultId, result: { token: command.token, payload: command.payload } }]);
+        await this.store.commit([
+          {
+            kind: 'result',
+            resource: command.resource,
+            resultId: command.resultId,
+            result: { token: command.token, payload: command.payload },
+          },
+        ]);
         return { kind: 'applied', fence };
       case 'replayed':
       case 'conflict':
@@ -179,10 +229,14 @@ describe('the checker has teeth', () => {
     const server = await serveSinkApi(engine);
     try {
       racingToken.add(1n);
-      const histories = await scenario(server.address, { resources: 1, rounds: 1, n: 10 }, {
-        beforeAdvance: () => paused,
-        beforeAwaitingRacers: () => release(),
-      });
+      const histories = await scenario(
+        server.address,
+        { resources: 1, rounds: 1, n: 10 },
+        {
+          beforeAdvance: () => paused,
+          beforeAwaitingRacers: () => release(),
+        },
+      );
       const found = histories.flatMap(checkRound);
       const rules = new Set(found.map((violation) => violation.rule));
       expect(rules).toContain('S3');

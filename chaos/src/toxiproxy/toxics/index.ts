@@ -13,14 +13,7 @@ import { timeout } from './timeout.js';
 
 /** The toxic types the API accepts; `down` is not one of them (§5). */
 export type ToxicType =
-  | 'latency'
-  | 'bandwidth'
-  | 'slow_close'
-  | 'timeout'
-  | 'reset_peer'
-  | 'slicer'
-  | 'limit_data'
-  | 'noop';
+  'latency' | 'bandwidth' | 'slow_close' | 'timeout' | 'reset_peer' | 'slicer' | 'limit_data' | 'noop';
 
 /** Attribute values by name; every attribute of the type is present (missing ones are 0). */
 export type Attributes = Readonly<Record<string, number>>;

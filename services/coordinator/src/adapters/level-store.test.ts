@@ -8,7 +8,14 @@ import type { Grant, RequestRecord } from '../core/model.js';
 import { LevelStore } from './level-store.js';
 
 const grant: Grant = { resource: 'r', ownerId: 'alice', incarnation: 1n, token: 1n, ttlMs: 1_000, ended: null };
-const record: RequestRecord = { requestId: 'q', resource: 'r', ownerId: 'alice', incarnation: 1n, ttlMs: 1_000, token: 1n };
+const record: RequestRecord = {
+  requestId: 'q',
+  resource: 'r',
+  ownerId: 'alice',
+  incarnation: 1n,
+  ttlMs: 1_000,
+  token: 1n,
+};
 
 describe('LevelStore writes', () => {
   it('L3/L6/L4: reservations, grants and TTL changes are synced batches; ending a grant and collecting records are not', async () => {
@@ -44,7 +51,11 @@ describe('LevelStore writes', () => {
         endGrant: [false],
         deleteRequests: [false],
       });
-      expect(await store.load()).toEqual({ counters: new Map([['r', 1n]]), grants: [{ ...grant, ttlMs: 9_000, ended: 'released' }], requests: [] });
+      expect(await store.load()).toEqual({
+        counters: new Map([['r', 1n]]),
+        grants: [{ ...grant, ttlMs: 9_000, ended: 'released' }],
+        requests: [],
+      });
     } finally {
       await store.close();
       dir.remove();

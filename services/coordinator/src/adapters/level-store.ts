@@ -6,7 +6,8 @@ import { openLevelDb } from '@fencer/server-kit';
 import type { LeaseStore, StoredState } from '../core/store.js';
 import type { Grant, RequestRecord } from '../core/model.js';
 
-const sublevel = (db: Level<string, string>, name: string) => db.sublevel<string, string>(name, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+const sublevel = (db: Level<string, string>, name: string) =>
+  db.sublevel<string, string>(name, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
 type Sub = ReturnType<typeof sublevel>;
 
 /** JSON shapes on disk: bigints as decimal strings, so no precision is lost. */
@@ -48,7 +49,9 @@ export class LevelStore implements LeaseStore {
 
   /** Opens (creating) the store in `dir`. Throws StartupError with a one-line reason (see openLevelDb). */
   static async open(dir: string): Promise<LevelStore> {
-    return new LevelStore(await openLevelDb<string>(dir, { service: 'coordinator', format: FORMAT, valueEncoding: 'utf8' }));
+    return new LevelStore(
+      await openLevelDb<string>(dir, { service: 'coordinator', format: FORMAT, valueEncoding: 'utf8' }),
+    );
   }
 
   async load(): Promise<StoredState> {
@@ -57,7 +60,8 @@ export class LevelStore implements LeaseStore {
     const grants: Grant[] = [];
     for await (const [, value] of this.#grants.iterator()) grants.push(decodeGrant(JSON.parse(value) as GrantJson));
     const requests: RequestRecord[] = [];
-    for await (const [, value] of this.#requests.iterator()) requests.push(decodeRequest(JSON.parse(value) as RequestJson));
+    for await (const [, value] of this.#requests.iterator())
+      requests.push(decodeRequest(JSON.parse(value) as RequestJson));
     return { counters, grants, requests };
   }
 
@@ -69,7 +73,12 @@ export class LevelStore implements LeaseStore {
     return this.db.batch(
       [
         this.#grantPut(grant),
-        { type: 'put', sublevel: this.#requests, key: request.requestId, value: JSON.stringify(encodeRequest(request)) },
+        {
+          type: 'put',
+          sublevel: this.#requests,
+          key: request.requestId,
+          value: JSON.stringify(encodeRequest(request)),
+        },
       ],
       SYNCED,
     );
@@ -84,7 +93,10 @@ export class LevelStore implements LeaseStore {
   }
 
   deleteRequests(requestIds: readonly string[]): Promise<void> {
-    return this.db.batch(requestIds.map((key) => ({ type: 'del' as const, sublevel: this.#requests, key })), UNSYNCED);
+    return this.db.batch(
+      requestIds.map((key) => ({ type: 'del' as const, sublevel: this.#requests, key })),
+      UNSYNCED,
+    );
   }
 
   close(): Promise<void> {
@@ -96,7 +108,12 @@ export class LevelStore implements LeaseStore {
   }
 
   #grantPut(grant: Grant) {
-    return { type: 'put' as const, sublevel: this.#grants, key: grant.resource, value: JSON.stringify(encodeGrant(grant)) };
+    return {
+      type: 'put' as const,
+      sublevel: this.#grants,
+      key: grant.resource,
+      value: JSON.stringify(encodeGrant(grant)),
+    };
   }
 }
 

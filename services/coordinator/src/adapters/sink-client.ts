@@ -17,8 +17,7 @@ import type { SinkAdvanceOutcome, SinkPort } from '../core/sink-port.js';
 
 /** GetFence's outcome. */
 export type FenceReading =
-  | { readonly kind: 'fence'; readonly fence: bigint }
-  | { readonly kind: 'unavailable'; readonly sinkCode: string };
+  { readonly kind: 'fence'; readonly fence: bigint } | { readonly kind: 'unavailable'; readonly sinkCode: string };
 
 /** How to reach the sink. */
 export interface SinkClientOptions {
@@ -49,7 +48,12 @@ export class GrpcSinkClient implements SinkPort {
   /** F4 as an outcome; every failure but FENCE_REGRESSION is `unavailable` with the gRPC code name. At most two deadlines long. */
   async advanceFence(resource: string, token: bigint, grantId: string): Promise<SinkAdvanceOutcome> {
     try {
-      const response = await unaryCall<AdvanceFenceRequest, AdvanceFenceResponse__Output>(this.#client, this.#client.AdvanceFence, { resource, token: token.toString(), grant_id: grantId }, this.#callOptions());
+      const response = await unaryCall<AdvanceFenceRequest, AdvanceFenceResponse__Output>(
+        this.#client,
+        this.#client.AdvanceFence,
+        { resource, token: token.toString(), grant_id: grantId },
+        this.#callOptions(),
+      );
       return { kind: 'advanced', fence: BigInt(response.fence) };
     } catch (error) {
       const failure = remoteFailure(error as grpc.ServiceError);
@@ -67,7 +71,12 @@ export class GrpcSinkClient implements SinkPort {
   /** `resource`'s current fence (0 if never advanced), or `unavailable`; one deadline long. */
   async getFence(resource: string): Promise<FenceReading> {
     try {
-      const response = await unaryCall<GetFenceRequest, GetFenceResponse__Output>(this.#client, this.#client.GetFence, { resource }, this.#callOptions());
+      const response = await unaryCall<GetFenceRequest, GetFenceResponse__Output>(
+        this.#client,
+        this.#client.GetFence,
+        { resource },
+        this.#callOptions(),
+      );
       return { kind: 'fence', fence: BigInt(response.fence) };
     } catch (error) {
       return { kind: 'unavailable', sinkCode: codeName(remoteFailure(error as grpc.ServiceError).code) };

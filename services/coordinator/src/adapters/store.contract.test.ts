@@ -29,14 +29,33 @@ const harnesses: [string, () => Harness][] = [
     'LevelStore',
     () => {
       const dir = mkdtempSync(join(tmpdir(), 'fencer-store-'));
-      return { open: () => LevelStore.open(join(dir, 'data')), dispose: () => rmSync(dir, { recursive: true, force: true }) };
+      return {
+        open: () => LevelStore.open(join(dir, 'data')),
+        dispose: () => rmSync(dir, { recursive: true, force: true }),
+      };
     },
   ],
 ];
 
 const MAX_U64 = 2n ** 64n - 1n;
-const grant = (over: Partial<Grant> = {}): Grant => ({ resource: 'r', ownerId: 'alice', incarnation: 1n, token: 1n, ttlMs: 1_000, ended: null, ...over });
-const record = (over: Partial<RequestRecord> = {}): RequestRecord => ({ requestId: 'q1', resource: 'r', ownerId: 'alice', incarnation: 1n, ttlMs: 1_000, token: 1n, ...over });
+const grant = (over: Partial<Grant> = {}): Grant => ({
+  resource: 'r',
+  ownerId: 'alice',
+  incarnation: 1n,
+  token: 1n,
+  ttlMs: 1_000,
+  ended: null,
+  ...over,
+});
+const record = (over: Partial<RequestRecord> = {}): RequestRecord => ({
+  requestId: 'q1',
+  resource: 'r',
+  ownerId: 'alice',
+  incarnation: 1n,
+  ttlMs: 1_000,
+  token: 1n,
+  ...over,
+});
 
 describe.each(harnesses)('LeaseStore contract: %s', (_name, make) => {
   let harness: Harness;
@@ -70,13 +89,21 @@ describe.each(harnesses)('LeaseStore contract: %s', (_name, make) => {
     await store.reserveToken('r', 2n);
     await store.reserveToken('big', MAX_U64);
     const state = await (await reopen()).load();
-    expect(state.counters).toEqual(new Map([['r', 2n], ['big', MAX_U64]]));
+    expect(state.counters).toEqual(
+      new Map([
+        ['r', 2n],
+        ['big', MAX_U64],
+      ]),
+    );
   });
 
   it('records a grant with its request record, and keeps both across reopen (L3 step 3, R1)', async () => {
     const store = await start();
     await store.reserveToken('r', 5n);
-    await store.recordGrant(grant({ token: 5n, incarnation: MAX_U64, resource: 'r' }), record({ token: 5n, incarnation: MAX_U64 }));
+    await store.recordGrant(
+      grant({ token: 5n, incarnation: MAX_U64, resource: 'r' }),
+      record({ token: 5n, incarnation: MAX_U64 }),
+    );
     const state = await (await reopen()).load();
     expect(state.grants).toEqual([grant({ token: 5n, incarnation: MAX_U64 })]);
     expect(state.requests).toEqual([record({ token: 5n, incarnation: MAX_U64 })]);
@@ -85,10 +112,18 @@ describe.each(harnesses)('LeaseStore contract: %s', (_name, make) => {
   it('a later grant replaces the latest grant of its resource; request records accumulate', async () => {
     const store = await start();
     await store.recordGrant(grant({ token: 1n }), record({ requestId: 'q1', token: 1n }));
-    await store.recordGrant(grant({ token: 2n, ownerId: 'bob' }), record({ requestId: 'q2', token: 2n, ownerId: 'bob' }));
+    await store.recordGrant(
+      grant({ token: 2n, ownerId: 'bob' }),
+      record({ requestId: 'q2', token: 2n, ownerId: 'bob' }),
+    );
     await store.recordGrant(grant({ resource: 'other', token: 1n }), record({ requestId: 'q3', resource: 'other' }));
     const state = await (await reopen()).load();
-    expect(new Map(state.grants.map((g) => [g.resource, g.token]))).toEqual(new Map([['r', 2n], ['other', 1n]]));
+    expect(new Map(state.grants.map((g) => [g.resource, g.token]))).toEqual(
+      new Map([
+        ['r', 2n],
+        ['other', 1n],
+      ]),
+    );
     expect(state.requests.map((r) => r.requestId).sort()).toEqual(['q1', 'q2', 'q3']);
   });
 
@@ -119,7 +154,10 @@ describe.each(harnesses)('LeaseStore contract: %s', (_name, make) => {
     const store = await start();
     const resource = 'ünïcødé/!key:with~separators 🎯';
     await store.reserveToken(resource, 3n);
-    await store.recordGrant(grant({ resource, token: 3n }), record({ requestId: `${resource}#req`, resource, token: 3n }));
+    await store.recordGrant(
+      grant({ resource, token: 3n }),
+      record({ requestId: `${resource}#req`, resource, token: 3n }),
+    );
     const state = await (await reopen()).load();
     expect(state.counters.get(resource)).toBe(3n);
     expect(state.grants[0]?.resource).toBe(resource);

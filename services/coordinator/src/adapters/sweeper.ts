@@ -12,7 +12,11 @@ export interface Sweeper {
  * run). A rejected run is reported to `onError` and the schedule goes on.
  * The timer does not keep the process alive.
  */
-export function startSweeper(intervalMs: number, task: () => Promise<unknown>, onError: (error: unknown) => void): Sweeper {
+export function startSweeper(
+  intervalMs: number,
+  task: () => Promise<unknown>,
+  onError: (error: unknown) => void,
+): Sweeper {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
   let stopped = false;

@@ -28,7 +28,14 @@ async function runHistory(seed: number, steps: number) {
   const sink = new MemorySink();
   let grantIds = 0;
   const open = () =>
-    Coordinator.open({ clock, store: new MemoryStore(disk), sink, newGrantId: () => `g${++grantIds}`, requestRetentionMs: 10 ** 9, log: quiet });
+    Coordinator.open({
+      clock,
+      store: new MemoryStore(disk),
+      sink,
+      newGrantId: () => `g${++grantIds}`,
+      requestRetentionMs: 10 ** 9,
+      log: quiet,
+    });
   let core = await open();
   // L6: every token this coordinator ever sends to the sink (granted, burned or
   // L8's) is above every token it sent before for that resource.
@@ -49,7 +56,19 @@ async function runHistory(seed: number, steps: number) {
   for (let step = 0; step < steps; step += 1) {
     const where = `seed ${seed}, step ${step}`;
     const resource = rand.pick(['a', 'b']);
-    const op = rand.pick(['acquire', 'acquire', 'retry', 'renew', 'release', 'time', 'time', 'restart', 'sink', 'foreign', 'sweep'] as const);
+    const op = rand.pick([
+      'acquire',
+      'acquire',
+      'retry',
+      'renew',
+      'release',
+      'time',
+      'time',
+      'restart',
+      'sink',
+      'foreign',
+      'sweep',
+    ] as const);
     switch (op) {
       case 'acquire':
       case 'retry': {
@@ -59,7 +78,13 @@ async function runHistory(seed: number, steps: number) {
           const base = rand.pick(known);
           params = rand.next() < 0.8 ? base : { ...base, ttlMs: base.ttlMs + 1 }; // mostly same params, sometimes R2
         } else {
-          params = { requestId: `q${++requestIds}`, resource, ownerId: rand.pick(['w1', 'w2', 'w3']), incarnation: 1n, ttlMs: rand.pick([100, 500, 1_000]) };
+          params = {
+            requestId: `q${++requestIds}`,
+            resource,
+            ownerId: rand.pick(['w1', 'w2', 'w3']),
+            incarnation: 1n,
+            ttlMs: rand.pick([100, 500, 1_000]),
+          };
         }
         const before = latest.get(params.resource);
         const wasValid = valid(before);
@@ -69,17 +94,31 @@ async function runHistory(seed: number, steps: number) {
             expect(tokenOfRequest.has(params.requestId), `${where}: S2, request id granted twice`).toBe(false);
             expect(wasValid, `${where}: L2, granted while a lease was valid`).toBe(false);
             const history = granted.get(params.resource) ?? [];
-            expect(history.every((t) => t < outcome.lease.token), `${where}: L6/S1, token not above all earlier grants`).toBe(true);
-            expect(sink.fence(params.resource), `${where}: L3, fence must equal the new grant`).toBe(outcome.lease.token);
+            expect(
+              history.every((t) => t < outcome.lease.token),
+              `${where}: L6/S1, token not above all earlier grants`,
+            ).toBe(true);
+            expect(sink.fence(params.resource), `${where}: L3, fence must equal the new grant`).toBe(
+              outcome.lease.token,
+            );
             granted.set(params.resource, [...history, outcome.lease.token]);
             tokenOfRequest.set(params.requestId, outcome.lease.token);
             paramsOfRequest.set(params.requestId, params);
-            latest.set(params.resource, { ...params, token: outcome.lease.token, expiresAtMs: clock.nowMs() + params.ttlMs, ended: false });
+            latest.set(params.resource, {
+              ...params,
+              token: outcome.lease.token,
+              expiresAtMs: clock.nowMs() + params.ttlMs,
+              ended: false,
+            });
             break;
           }
           case 'replayed':
-            expect(outcome.lease.token, `${where}: R1 replay of another token`).toBe(tokenOfRequest.get(params.requestId));
-            expect(outcome.lease.remainingMs > 0, `${where}: R1 remaining_ms`).toBe(valid(latest.get(params.resource)) && latest.get(params.resource)!.token === outcome.lease.token);
+            expect(outcome.lease.token, `${where}: R1 replay of another token`).toBe(
+              tokenOfRequest.get(params.requestId),
+            );
+            expect(outcome.lease.remainingMs > 0, `${where}: R1 remaining_ms`).toBe(
+              valid(latest.get(params.resource)) && latest.get(params.resource)!.token === outcome.lease.token,
+            );
             break;
           case 'held':
             expect(wasValid, `${where}: LEASE_HELD without a valid lease`).toBe(true);

@@ -37,16 +37,29 @@ function granted(outcome: AcquireOutcome): LeaseView {
   return outcome.lease;
 }
 
-const holderOf = (lease: LeaseView) => ({ resource: lease.resource, ownerId: lease.ownerId, incarnation: lease.incarnation, token: lease.token });
+const holderOf = (lease: LeaseView) => ({
+  resource: lease.resource,
+  ownerId: lease.ownerId,
+  incarnation: lease.incarnation,
+  token: lease.token,
+});
 
 describe('L2: one valid lease per resource', () => {
   it('refuses Acquire by anyone while a lease is valid, naming the holder and the time left', async () => {
     const { core, clock, sink } = await setup();
     const lease = granted(await core.acquire(req()));
     clock.advance(400);
-    for (const other of [req({ ownerId: 'bob' }), req({ ownerId: 'alice' }), req({ ownerId: 'alice', incarnation: 2n })]) {
+    for (const other of [
+      req({ ownerId: 'bob' }),
+      req({ ownerId: 'alice' }),
+      req({ ownerId: 'alice', incarnation: 2n }),
+    ]) {
       const outcome = await core.acquire(other);
-      expect(outcome).toMatchObject({ kind: 'held', holder: { ownerId: 'alice', incarnation: 1n, token: lease.token }, remainingMs: 600 });
+      expect(outcome).toMatchObject({
+        kind: 'held',
+        holder: { ownerId: 'alice', incarnation: 1n, token: lease.token },
+        remainingMs: 600,
+      });
     }
     expect(sink.advances).toHaveLength(1);
   });
@@ -76,8 +89,13 @@ describe('L3: reserve, fence, record, reply', () => {
       expect(token).toBe(1n);
     };
     const lease = granted(await core.acquire(req()));
-    expect(seen).toEqual([{ reserved: 1n, durable: { op: 'reserve', key: 'r', durable: true }, recorded: null, described: null }]);
-    expect(disk.journal.map((w) => [w.op, w.durable])).toEqual([['reserve', true], ['grant', true]]);
+    expect(seen).toEqual([
+      { reserved: 1n, durable: { op: 'reserve', key: 'r', durable: true }, recorded: null, described: null },
+    ]);
+    expect(disk.journal.map((w) => [w.op, w.durable])).toEqual([
+      ['reserve', true],
+      ['grant', true],
+    ]);
     expect(sink.fence('r')).toBe(lease.token);
     expect(disk.grants.get('r')?.token).toBe(lease.token);
   });
@@ -148,7 +166,11 @@ describe('R1/R2: idempotent Acquire', () => {
 
   it.each([
     ['expired', async (ctx: Awaited<ReturnType<typeof setup>>) => ctx.clock.advance(TTL)],
-    ['released', async (ctx: Awaited<ReturnType<typeof setup>>, lease: LeaseView) => void (await ctx.core.release(holderOf(lease)))],
+    [
+      'released',
+      async (ctx: Awaited<ReturnType<typeof setup>>, lease: LeaseView) =>
+        void (await ctx.core.release(holderOf(lease))),
+    ],
     [
       'superseded',
       async (ctx: Awaited<ReturnType<typeof setup>>) => {
@@ -174,7 +196,10 @@ describe('R1/R2: idempotent Acquire', () => {
     const { core, sink } = await setup();
     const request = req();
     const lease = granted(await core.acquire(request));
-    expect(await core.acquire({ ...request, ...change })).toEqual({ kind: 'request-id-reused', requestId: request.requestId });
+    expect(await core.acquire({ ...request, ...change })).toEqual({
+      kind: 'request-id-reused',
+      requestId: request.requestId,
+    });
     expect(sink.advances).toHaveLength(1);
     expect(core.describe('r').lease).toEqual(lease);
     expect(core.describe('other')).toEqual({ lease: null, lastToken: 0n });
@@ -244,7 +269,10 @@ describe('L4: Renew', () => {
     const { core, clock } = await setup();
     const lease = granted(await core.acquire(req()));
     clock.advance(TTL - 1);
-    expect(await core.renew({ ...holderOf(lease), ttlMs: 0 })).toEqual({ kind: 'renewed', lease: { ...lease, remainingMs: TTL } });
+    expect(await core.renew({ ...holderOf(lease), ttlMs: 0 })).toEqual({
+      kind: 'renewed',
+      lease: { ...lease, remainingMs: TTL },
+    });
     clock.advance(TTL);
     expect(await core.renew({ ...holderOf(lease), ttlMs: 0 })).toEqual({ kind: 'expired' });
   });
@@ -285,7 +313,9 @@ describe('L4: Renew', () => {
     const renewed = await ctx.core.renew({ ...holderOf(lease), ttlMs: 5_000 });
     expect(renewed).toEqual({ kind: 'renewed', lease: { ...lease, ttlMs: 5_000, remainingMs: 5_000 } });
     ctx.clock.advance(4_000);
-    expect(await ctx.core.renew({ ...holderOf(lease), ttlMs: 0 })).toMatchObject({ lease: { ttlMs: 5_000, remainingMs: 5_000 } });
+    expect(await ctx.core.renew({ ...holderOf(lease), ttlMs: 0 })).toMatchObject({
+      lease: { ttlMs: 5_000, remainingMs: 5_000 },
+    });
     const reopened = await ctx.reopen();
     expect(reopened.describe('r').lease).toMatchObject({ ttlMs: 5_000, remainingMs: 5_000 });
   });
@@ -293,16 +323,22 @@ describe('L4: Renew', () => {
   it.each([
     ['longer', 60_000],
     ['shorter', 200],
-  ])('L4/L7: a %s TTL is synced before the renew is answered, so a crash right after it cannot bring the old TTL back', async (_how, ttlMs) => {
-    const ctx = await setup();
-    const lease = granted(await ctx.core.acquire(req()));
-    const before = ctx.disk.journal.length;
-    expect(await ctx.core.renew({ ...holderOf(lease), ttlMs })).toMatchObject({ kind: 'renewed', lease: { ttlMs, remainingMs: ttlMs } });
-    expect(ctx.disk.journal.slice(before)).toEqual([{ op: 'ttl', key: 'r', durable: true }]);
-    ctx.disk.crash(); // power loss: whatever was not synced is gone
-    const restarted = await ctx.reopen();
-    expect(restarted.describe('r').lease).toEqual({ ...lease, ttlMs, remainingMs: ttlMs });
-  });
+  ])(
+    'L4/L7: a %s TTL is synced before the renew is answered, so a crash right after it cannot bring the old TTL back',
+    async (_how, ttlMs) => {
+      const ctx = await setup();
+      const lease = granted(await ctx.core.acquire(req()));
+      const before = ctx.disk.journal.length;
+      expect(await ctx.core.renew({ ...holderOf(lease), ttlMs })).toMatchObject({
+        kind: 'renewed',
+        lease: { ttlMs, remainingMs: ttlMs },
+      });
+      expect(ctx.disk.journal.slice(before)).toEqual([{ op: 'ttl', key: 'r', durable: true }]);
+      ctx.disk.crash(); // power loss: whatever was not synced is gone
+      const restarted = await ctx.reopen();
+      expect(restarted.describe('r').lease).toEqual({ ...lease, ttlMs, remainingMs: ttlMs });
+    },
+  );
 
   it('L4: a renew that keeps the TTL (0, or the same value) writes nothing at all', async () => {
     const { core, disk, clock } = await setup();
@@ -310,7 +346,10 @@ describe('L4: Renew', () => {
     const before = disk.journal.length;
     for (const ttlMs of [0, TTL, 0]) {
       clock.advance(500);
-      expect(await core.renew({ ...holderOf(lease), ttlMs })).toEqual({ kind: 'renewed', lease: { ...lease, remainingMs: TTL } });
+      expect(await core.renew({ ...holderOf(lease), ttlMs })).toEqual({
+        kind: 'renewed',
+        lease: { ...lease, remainingMs: TTL },
+      });
     }
     expect(disk.journal.length).toBe(before);
   });
@@ -433,7 +472,9 @@ describe('L8: fence on expiry', () => {
     const lease = granted(await core.acquire(req()));
     clock.advance(TTL);
     sink.down = 'UNAVAILABLE';
-    expect(await core.fenceExpiredLeases()).toEqual([{ kind: 'retry-later', resource: 'r', sinkCode: 'UNAVAILABLE', retryInMs: 100 }]);
+    expect(await core.fenceExpiredLeases()).toEqual([
+      { kind: 'retry-later', resource: 'r', sinkCode: 'UNAVAILABLE', retryInMs: 100 },
+    ]);
     expect(await core.fenceExpiredLeases()).toEqual([]); // backing off
     clock.advance(100);
     expect(await core.fenceExpiredLeases()).toMatchObject([{ kind: 'retry-later', retryInMs: 200 }]);
@@ -476,7 +517,9 @@ describe('S1/S2 under concurrency', () => {
     const outcomes = await Promise.all(Array.from({ length: 25 }, () => core.acquire(request)));
     expect(outcomes.filter((o) => o.kind === 'granted')).toHaveLength(1);
     expect(outcomes.filter((o) => o.kind === 'replayed')).toHaveLength(24);
-    expect(new Set(outcomes.map((o) => (o.kind === 'granted' || o.kind === 'replayed' ? o.lease.token : -1n)))).toEqual(new Set([1n]));
+    expect(new Set(outcomes.map((o) => (o.kind === 'granted' || o.kind === 'replayed' ? o.lease.token : -1n)))).toEqual(
+      new Set([1n]),
+    );
     expect(sink.advances).toHaveLength(1);
   });
 
@@ -547,7 +590,6 @@ describe('S1/S2 under concurrency', () => {
   });
 });
 
-
 describe('close(): shutdown never cuts an operation in half', () => {
   it('waits for an Acquire that is waiting on the sink, lets it record its grant, then refuses new calls', async () => {
     const { core, sink, disk } = await setup();
@@ -562,7 +604,9 @@ describe('close(): shutdown never cuts an operation in half', () => {
     const closing = core.close();
     expect(await hasSettled(closing)).toBe(false);
     await expect(core.acquire(req({ resource: 'other' }))).rejects.toThrow('closed');
-    await expect(core.renew({ resource: 'r', ownerId: 'alice', incarnation: 1n, token: 1n, ttlMs: 0 })).rejects.toThrow('closed');
+    await expect(core.renew({ resource: 'r', ownerId: 'alice', incarnation: 1n, token: 1n, ttlMs: 0 })).rejects.toThrow(
+      'closed',
+    );
 
     sinkAnswers.open();
     await closing;

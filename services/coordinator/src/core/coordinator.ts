@@ -106,7 +106,9 @@ export class Coordinator {
   /** L3 in order, after R1 and L2. Two Acquires of one request id or one resource never overlap. */
   acquire(params: AcquireParams): Promise<AcquireOutcome> {
     return this.#track(() =>
-      this.#requestLocks.run(params.requestId, () => this.#resourceLocks.run(params.resource, () => this.#acquireLocked(params))),
+      this.#requestLocks.run(params.requestId, () =>
+        this.#resourceLocks.run(params.resource, () => this.#acquireLocked(params)),
+      ),
     );
   }
 
@@ -127,7 +129,8 @@ export class Coordinator {
     }
 
     const availability = this.#table.availability(params.resource);
-    if (availability.kind === 'held') return { kind: 'held', holder: availability.holder, remainingMs: availability.remainingMs };
+    if (availability.kind === 'held')
+      return { kind: 'held', holder: availability.holder, remainingMs: availability.remainingMs };
 
     for (let attempt = 1; ; attempt += 1) {
       // L3 (1) and (2); a failure grants nothing and the token stays burned.
@@ -143,7 +146,10 @@ export class Coordinator {
         case 'regression':
           // L6: a lost data dir or a second coordinator. The next token goes above the
           // sink's fence, and its reservation makes that raise durable; retried once.
-          deps.log.warn({ resource: params.resource, token: String(token), fence: String(advance.fence), attempt }, 'sink fence is ahead of the token counter');
+          deps.log.warn(
+            { resource: params.resource, token: String(token), fence: String(advance.fence), attempt },
+            'sink fence is ahead of the token counter',
+          );
           if (attempt >= 2) return { kind: 'fence-conflict', fence: advance.fence };
           continue;
         case 'unavailable':
@@ -152,7 +158,7 @@ export class Coordinator {
           deps.log.warn(
             { resource: params.resource, token: String(token), sinkCode: advance.sinkCode },
             AUTH_CODES.has(advance.sinkCode)
-              ? 'the sink refused this coordinator\'s credential (check --sink-token-file); nothing granted'
+              ? "the sink refused this coordinator's credential (check --sink-token-file); nothing granted"
               : 'the sink did not advance the fence; nothing granted',
           );
           return { kind: 'sink-unavailable', sinkCode: advance.sinkCode };
@@ -242,7 +248,10 @@ export class Coordinator {
             break;
           case 'unavailable': {
             const retryInMs = this.#table.noteFenceFailure(resource);
-            deps.log.warn({ resource, sinkCode: advance.sinkCode, retryInMs }, 'fence-on-expiry could not reach the sink; will retry');
+            deps.log.warn(
+              { resource, sinkCode: advance.sinkCode, retryInMs },
+              'fence-on-expiry could not reach the sink; will retry',
+            );
             return { kind: 'retry-later', resource, sinkCode: advance.sinkCode, retryInMs };
           }
           default:
@@ -252,7 +261,10 @@ export class Coordinator {
         const fenced: Grant = { ...decision.holder, ended: 'fenced' };
         await deps.store.endGrant(fenced);
         this.#table.applyFenced(fenced);
-        deps.log.info({ resource, holderToken: String(decision.holder.token), fence: String(advance.fence) }, 'fenced an expired lease');
+        deps.log.info(
+          { resource, holderToken: String(decision.holder.token), fence: String(advance.fence) },
+          'fenced an expired lease',
+        );
         return { kind: 'fenced', resource, fence: advance.fence };
       }),
     );
@@ -287,7 +299,10 @@ export class Coordinator {
    * next reservation goes above it. Whatever the sink says, the token is
    * spent: it is never reserved again.
    */
-  async #reserveAndAdvance(resource: string, logContext: object): Promise<{ token: bigint; advance: SinkAdvanceOutcome }> {
+  async #reserveAndAdvance(
+    resource: string,
+    logContext: object,
+  ): Promise<{ token: bigint; advance: SinkAdvanceOutcome }> {
     const token = this.#table.nextToken(resource);
     await this.deps.store.reserveToken(resource, token);
     this.#table.noteReserved(resource, token);

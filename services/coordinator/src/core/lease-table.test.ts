@@ -5,7 +5,14 @@ import type { Grant, RequestRecord } from './model.js';
 
 const TTL = 1_000;
 const grant: Grant = { resource: 'r', ownerId: 'alice', incarnation: 1n, token: 3n, ttlMs: TTL, ended: null };
-const record: RequestRecord = { requestId: 'q', resource: 'r', ownerId: 'alice', incarnation: 1n, ttlMs: TTL, token: 3n };
+const record: RequestRecord = {
+  requestId: 'q',
+  resource: 'r',
+  ownerId: 'alice',
+  incarnation: 1n,
+  ttlMs: TTL,
+  token: 3n,
+};
 const me = { resource: 'r', ownerId: 'alice', incarnation: 1n, token: 3n };
 
 function tableWithGrant() {
@@ -67,8 +74,12 @@ describe('LeaseTable decisions (L1, L2, L4, L5, L6)', () => {
 
   it('refuses to apply a grant whose token was never reserved or is not above the latest (a bug, not an outcome)', () => {
     const { table } = tableWithGrant();
-    expect(() => table.applyGrant({ ...grant, token: 9n }, { ...record, requestId: 'q2', token: 9n })).toThrow(/unreserved/);
+    expect(() => table.applyGrant({ ...grant, token: 9n }, { ...record, requestId: 'q2', token: 9n })).toThrow(
+      /unreserved/,
+    );
     table.noteReserved('r', 9n);
-    expect(() => table.applyGrant({ ...grant, token: 2n }, { ...record, requestId: 'q3', token: 2n })).toThrow(/not above/);
+    expect(() => table.applyGrant({ ...grant, token: 2n }, { ...record, requestId: 'q3', token: 2n })).toThrow(
+      /not above/,
+    );
   });
 });

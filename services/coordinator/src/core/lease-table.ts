@@ -41,8 +41,7 @@ export type RequestLookup =
 
 /** L2's check. `remainingMs` is rounded up: retrying earlier is pointless. */
 export type Availability =
-  | { readonly kind: 'free' }
-  | { readonly kind: 'held'; readonly holder: LeaseView; readonly remainingMs: number };
+  { readonly kind: 'free' } | { readonly kind: 'held'; readonly holder: LeaseView; readonly remainingMs: number };
 
 /** L4's decision. `ttlChanged`: the grant's TTL differs from the stored one, which must be made durable first (L7). */
 export type RenewDecision =
@@ -148,7 +147,12 @@ export class LeaseTable {
     // A released or fenced grant is over too: it cannot be revived (L4).
     if (!isValid(latest, nowMs)) return { kind: 'expired' };
     const ttlMs = params.ttlMs === 0 ? latest.ttlMs : params.ttlMs;
-    return { kind: 'renew', grant: { ...stripExpiry(latest), ttlMs }, expiresAtMs: nowMs + ttlMs, ttlChanged: ttlMs !== latest.ttlMs };
+    return {
+      kind: 'renew',
+      grant: { ...stripExpiry(latest), ttlMs },
+      expiresAtMs: nowMs + ttlMs,
+      ttlChanged: ttlMs !== latest.ttlMs,
+    };
   }
 
   /** L5: only the latest grant's exact holder releases, expired or not. */
@@ -173,7 +177,8 @@ export class LeaseTable {
   /** L8: resources whose decision would currently be 'fence'. */
   dueForFencing(): string[] {
     const due: string[] = [];
-    for (const resource of this.#resources.keys()) if (this.decideFenceOnExpiry(resource).kind === 'fence') due.push(resource);
+    for (const resource of this.#resources.keys())
+      if (this.decideFenceOnExpiry(resource).kind === 'fence') due.push(resource);
     return due;
   }
 
@@ -181,7 +186,10 @@ export class LeaseTable {
   describe(resource: string): Description {
     const latest = this.#resources.get(resource)?.latest ?? null;
     const nowMs = this.clock.nowMs();
-    return { lease: latest && isValid(latest, nowMs) ? this.#view(latest, nowMs) : null, lastToken: latest?.token ?? 0n };
+    return {
+      lease: latest && isValid(latest, nowMs) ? this.#view(latest, nowMs) : null,
+      lastToken: latest?.token ?? 0n,
+    };
   }
 
   /** R3: request ids whose retention has run out. */
@@ -213,8 +221,10 @@ export class LeaseTable {
   /** After `store.recordGrant` succeeded: the lease runs from now (the sink acked first, L3). */
   applyGrant(grant: Grant, record: RequestRecord): LeaseView {
     const entry = this.#state(grant.resource);
-    if (grant.token > entry.reserved) throw new Error(`bug: granting unreserved token ${grant.token} of ${grant.resource}`);
-    if (entry.latest && grant.token <= entry.latest.token) throw new Error(`bug: token ${grant.token} of ${grant.resource} is not above the latest grant`);
+    if (grant.token > entry.reserved)
+      throw new Error(`bug: granting unreserved token ${grant.token} of ${grant.resource}`);
+    if (entry.latest && grant.token <= entry.latest.token)
+      throw new Error(`bug: token ${grant.token} of ${grant.resource} is not above the latest grant`);
     const nowMs = this.clock.nowMs();
     entry.latest = { ...grant, expiresAtMs: nowMs + grant.ttlMs };
     entry.fenceFailures = 0;
@@ -282,7 +292,8 @@ export class LeaseTable {
 
   #latestOf(grant: Grant): ResourceState {
     const entry = this.#resources.get(grant.resource);
-    if (!entry?.latest || entry.latest.token !== grant.token) throw new Error(`bug: ${grant.resource} token ${grant.token} is not the latest grant`);
+    if (!entry?.latest || entry.latest.token !== grant.token)
+      throw new Error(`bug: ${grant.resource} token ${grant.token} is not the latest grant`);
     return entry;
   }
 

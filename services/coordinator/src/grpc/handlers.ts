@@ -1,7 +1,15 @@
 // Thin gRPC handlers: authorize (A2/A4, in unaryFactory), validate every
 // field (V1/V2) before state is touched, check the owner (A3), call the
 // core, map the outcome (status.ts).
-import { RequestCheck, requireOwner, unaryFactory, type Authenticator, type Limits, type Logger, type Role } from '@fencer/server-kit';
+import {
+  RequestCheck,
+  requireOwner,
+  unaryFactory,
+  type Authenticator,
+  type Limits,
+  type Logger,
+  type Role,
+} from '@fencer/server-kit';
 import type { CoordinatorHandlers } from '@fencer/proto';
 import type { Coordinator } from '../core/coordinator.js';
 import type { ReleaseParams } from '../core/model.js';
@@ -16,7 +24,10 @@ export const COORDINATOR_ROLES = Object.freeze({
 } as const satisfies Record<keyof CoordinatorHandlers, readonly Role[]>);
 
 /** The fencing.v1.Coordinator implementation over `core`; `limits` bound ids and TTLs (V2). */
-export function coordinatorHandlers(core: Coordinator, options: { authenticator: Authenticator; log: Logger; limits: Limits }): CoordinatorHandlers {
+export function coordinatorHandlers(
+  core: Coordinator,
+  options: { authenticator: Authenticator; log: Logger; limits: Limits },
+): CoordinatorHandlers {
   const { limits } = options;
   const unary = unaryFactory({ service: 'coordinator', authenticator: options.authenticator, log: options.log });
   return {
@@ -35,7 +46,10 @@ export function coordinatorHandlers(core: Coordinator, options: { authenticator:
     }),
     Renew: unary('Renew', COORDINATOR_ROLES.Renew, async (request, { principal }) => {
       const check = new RequestCheck(limits);
-      const params = { ...holderParams(check, request), ttlMs: check.ttlMs('ttl_ms', request.ttl_ms, { zeroKeeps: true }) };
+      const params = {
+        ...holderParams(check, request),
+        ttlMs: check.ttlMs('ttl_ms', request.ttl_ms, { zeroKeeps: true }),
+      };
       check.done();
       requireOwner(principal, params.ownerId);
       return renewResponseOrThrow(await core.renew(params), params.resource);
@@ -57,7 +71,10 @@ export function coordinatorHandlers(core: Coordinator, options: { authenticator:
 }
 
 /** V2 for the fields that name a grant (Renew, Release); violations are collected in `check`. */
-function holderParams(check: RequestCheck, request: { resource: string; owner_id: string; incarnation: string; token: string }): ReleaseParams {
+function holderParams(
+  check: RequestCheck,
+  request: { resource: string; owner_id: string; incarnation: string; token: string },
+): ReleaseParams {
   return {
     resource: check.id('resource', request.resource),
     ownerId: check.id('owner_id', request.owner_id),

@@ -10,7 +10,14 @@ import type { AcquireOutcome, RenewOutcome } from '../core/coordinator.js';
 import type { LeaseView } from '../core/model.js';
 import { acquireResponseOrThrow, releaseResponse, renewResponseOrThrow } from './status.js';
 
-const holder: LeaseView = { resource: 'r', ownerId: 'alice', incarnation: 7n, token: 3n, ttlMs: 1_000, remainingMs: 640 };
+const holder: LeaseView = {
+  resource: 'r',
+  ownerId: 'alice',
+  incarnation: 7n,
+  token: 3n,
+  ttlMs: 1_000,
+  remainingMs: 640,
+};
 
 function refusal(answer: () => unknown) {
   try {
@@ -25,10 +32,34 @@ function refusal(answer: () => unknown) {
 
 describe('error model: outcome → code, reason, ErrorInfo metadata', () => {
   it.each<[string, AcquireOutcome, number, string, Record<string, string>]>([
-    ['L2', { kind: 'held', holder, remainingMs: 641 }, grpc.status.ABORTED, 'LEASE_HELD', { holder_owner_id: 'alice', holder_incarnation: '7', remaining_ms: '641' }],
-    ['R2', { kind: 'request-id-reused', requestId: 'q-1' }, grpc.status.INVALID_ARGUMENT, 'REQUEST_ID_REUSED', { request_id: 'q-1' }],
-    ['L3 step 2', { kind: 'sink-unavailable', sinkCode: 'DEADLINE_EXCEEDED' }, grpc.status.UNAVAILABLE, 'SINK_UNAVAILABLE', { sink_code: 'DEADLINE_EXCEEDED' }],
-    ['L3 regression twice', { kind: 'fence-conflict', fence: 18446744073709551615n }, grpc.status.ABORTED, 'FENCE_CONFLICT', { fence: '18446744073709551615' }],
+    [
+      'L2',
+      { kind: 'held', holder, remainingMs: 641 },
+      grpc.status.ABORTED,
+      'LEASE_HELD',
+      { holder_owner_id: 'alice', holder_incarnation: '7', remaining_ms: '641' },
+    ],
+    [
+      'R2',
+      { kind: 'request-id-reused', requestId: 'q-1' },
+      grpc.status.INVALID_ARGUMENT,
+      'REQUEST_ID_REUSED',
+      { request_id: 'q-1' },
+    ],
+    [
+      'L3 step 2',
+      { kind: 'sink-unavailable', sinkCode: 'DEADLINE_EXCEEDED' },
+      grpc.status.UNAVAILABLE,
+      'SINK_UNAVAILABLE',
+      { sink_code: 'DEADLINE_EXCEEDED' },
+    ],
+    [
+      'L3 regression twice',
+      { kind: 'fence-conflict', fence: 18446744073709551615n },
+      grpc.status.ABORTED,
+      'FENCE_CONFLICT',
+      { fence: '18446744073709551615' },
+    ],
   ])('Acquire, %s', (_rule, outcome, code, reason, metadata) => {
     expect(refusal(() => acquireResponseOrThrow(outcome, 'r'))).toEqual({ code, reason, metadata });
   });
@@ -37,12 +68,22 @@ describe('error model: outcome → code, reason, ErrorInfo metadata', () => {
     ['someone else holds the latest grant', { kind: 'not-holder' }, 'NOT_LEASE_HOLDER'],
     ['the lease is over', { kind: 'expired' }, 'LEASE_EXPIRED'],
   ])('Renew when %s: FAILED_PRECONDITION (never a code that invites a retry)', (_when, outcome, reason) => {
-    expect(refusal(() => renewResponseOrThrow(outcome, 'r'))).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, reason });
+    expect(refusal(() => renewResponseOrThrow(outcome, 'r'))).toMatchObject({
+      code: grpc.status.FAILED_PRECONDITION,
+      reason,
+    });
   });
 
   it('granted and replayed leases carry uint64 fields as decimal strings; replayed says so', () => {
     const lease = { ...holder, token: 18446744073709551615n };
-    const wire = { resource: 'r', owner_id: 'alice', incarnation: '7', token: '18446744073709551615', ttl_ms: '1000', remaining_ms: '640' };
+    const wire = {
+      resource: 'r',
+      owner_id: 'alice',
+      incarnation: '7',
+      token: '18446744073709551615',
+      ttl_ms: '1000',
+      remaining_ms: '640',
+    };
     expect(acquireResponseOrThrow({ kind: 'granted', lease }, 'r')).toEqual({ lease: wire, replayed: false });
     expect(acquireResponseOrThrow({ kind: 'replayed', lease }, 'r')).toEqual({ lease: wire, replayed: true });
   });

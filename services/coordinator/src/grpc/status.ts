@@ -27,23 +27,39 @@ export function acquireResponseOrThrow(outcome: AcquireOutcome, resource: string
     case 'replayed':
       return { lease: leaseMessage(outcome.lease), replayed: true };
     case 'held':
-      throw new Failure('LEASE_HELD', `${resource} is leased to ${outcome.holder.ownerId} for ${outcome.remainingMs} ms more`, {
-        holder_owner_id: outcome.holder.ownerId,
-        holder_incarnation: outcome.holder.incarnation.toString(),
-        remaining_ms: String(outcome.remainingMs),
-      });
+      throw new Failure(
+        'LEASE_HELD',
+        `${resource} is leased to ${outcome.holder.ownerId} for ${outcome.remainingMs} ms more`,
+        {
+          holder_owner_id: outcome.holder.ownerId,
+          holder_incarnation: outcome.holder.incarnation.toString(),
+          remaining_ms: String(outcome.remainingMs),
+        },
+      );
     case 'request-id-reused':
-      throw new Failure('REQUEST_ID_REUSED', 'this request_id was already used with different parameters (R2); use a fresh one per acquisition', {
-        request_id: outcome.requestId,
-      });
+      throw new Failure(
+        'REQUEST_ID_REUSED',
+        'this request_id was already used with different parameters (R2); use a fresh one per acquisition',
+        {
+          request_id: outcome.requestId,
+        },
+      );
     case 'sink-unavailable':
-      throw new Failure('SINK_UNAVAILABLE', `the sink did not confirm the new fence (${outcome.sinkCode}); nothing was granted, retry with the same request_id`, {
-        sink_code: outcome.sinkCode,
-      });
+      throw new Failure(
+        'SINK_UNAVAILABLE',
+        `the sink did not confirm the new fence (${outcome.sinkCode}); nothing was granted, retry with the same request_id`,
+        {
+          sink_code: outcome.sinkCode,
+        },
+      );
     case 'fence-conflict':
-      throw new Failure('FENCE_CONFLICT', `the sink's fence of ${resource} (${outcome.fence}) stayed ahead of this coordinator; another coordinator is granting`, {
-        fence: outcome.fence.toString(),
-      });
+      throw new Failure(
+        'FENCE_CONFLICT',
+        `the sink's fence of ${resource} (${outcome.fence}) stayed ahead of this coordinator; another coordinator is granting`,
+        {
+          fence: outcome.fence.toString(),
+        },
+      );
   }
 }
 
@@ -53,9 +69,15 @@ export function renewResponseOrThrow(outcome: RenewOutcome, resource: string): R
     case 'renewed':
       return { lease: leaseMessage(outcome.lease) };
     case 'not-holder':
-      throw new Failure('NOT_LEASE_HOLDER', `the latest grant of ${resource} is not this owner, incarnation and token`, { resource });
+      throw new Failure(
+        'NOT_LEASE_HOLDER',
+        `the latest grant of ${resource} is not this owner, incarnation and token`,
+        { resource },
+      );
     case 'expired':
-      throw new Failure('LEASE_EXPIRED', `the lease on ${resource} is over and cannot be renewed; acquire again`, { resource });
+      throw new Failure('LEASE_EXPIRED', `the lease on ${resource} is over and cannot be renewed; acquire again`, {
+        resource,
+      });
   }
 }
 

@@ -19,7 +19,11 @@ export class MemoryDisk {
   readonly journal: { op: WriteOp; key: string; durable: boolean }[] = [];
   /** When set, the next write rejects with this error (then it clears). */
   failNext: Error | null = null;
-  #synced = { counters: new Map<string, bigint>(), grants: new Map<string, Grant>(), requests: new Map<string, RequestRecord>() };
+  #synced = {
+    counters: new Map<string, bigint>(),
+    grants: new Map<string, Grant>(),
+    requests: new Map<string, RequestRecord>(),
+  };
 
   /**
    * Power loss: every write since the last synced one is lost. Like

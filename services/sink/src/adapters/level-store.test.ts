@@ -32,74 +32,92 @@ const inTempDir = (test: (root: string) => Promise<void>) => async () => {
 };
 
 describe('LevelDB store opening', () => {
-  it('creates a missing (nested) data directory', inTempDir(async (root) => {
-    const path = join(root, 'a', 'b', 'sink');
-    const { store } = await openLevelStore(path);
-    expect(existsSync(path)).toBe(true);
-    await store.close();
-  }));
+  it(
+    'creates a missing (nested) data directory',
+    inTempDir(async (root) => {
+      const path = join(root, 'a', 'b', 'sink');
+      const { store } = await openLevelStore(path);
+      expect(existsSync(path)).toBe(true);
+      await store.close();
+    }),
+  );
 
-  it('a second open of the same directory fails with a StartupError naming the lock', inTempDir(async (root) => {
-    const { store } = await openLevelStore(root);
-    const second = openLevelStore(root);
-    await expect(second).rejects.toBeInstanceOf(StartupError);
-    await expect(second).rejects.toThrow(/in use by another process/);
-    await store.close();
-    // Once the holder closed, the directory opens again.
-    const { store: again } = await openLevelStore(root);
-    await again.close();
-  }));
+  it(
+    'a second open of the same directory fails with a StartupError naming the lock',
+    inTempDir(async (root) => {
+      const { store } = await openLevelStore(root);
+      const second = openLevelStore(root);
+      await expect(second).rejects.toBeInstanceOf(StartupError);
+      await expect(second).rejects.toThrow(/in use by another process/);
+      await store.close();
+      // Once the holder closed, the directory opens again.
+      const { store: again } = await openLevelStore(root);
+      await again.close();
+    }),
+  );
 
-  it('refuses a data directory of another on-disk format, and releases it', inTempDir(async (root) => {
-    const db = new Level<string, string>(root);
-    await db.sublevel('meta').put('format', '99');
-    await db.close();
-    await expect(openLevelStore(root)).rejects.toBeInstanceOf(StartupError);
-    // The refusal closed the database: another opener gets the lock.
-    await db.open();
-    await db.close();
-  }));
+  it(
+    'refuses a data directory of another on-disk format, and releases it',
+    inTempDir(async (root) => {
+      const db = new Level<string, string>(root);
+      await db.sublevel('meta').put('format', '99');
+      await db.close();
+      await expect(openLevelStore(root)).rejects.toBeInstanceOf(StartupError);
+      // The refusal closed the database: another opener gets the lock.
+      await db.open();
+      await db.close();
+    }),
+  );
 
-  it('refuses a database that is not the sink\'s (keys, no format stamp) and writes nothing into it', inTempDir(async (root) => {
-    // What a coordinator's data directory looks like to the sink.
-    const db = new Level<string, string>(root);
-    await db.sublevel('grant').put('job', '{"token":"7"}');
-    await db.close();
-    await expect(openLevelStore(root)).rejects.toBeInstanceOf(StartupError);
-    await db.open();
-    expect(await db.keys().all()).toEqual(['!grant!job']);
-    await db.close();
-  }));
+  it(
+    "refuses a database that is not the sink's (keys, no format stamp) and writes nothing into it",
+    inTempDir(async (root) => {
+      // What a coordinator's data directory looks like to the sink.
+      const db = new Level<string, string>(root);
+      await db.sublevel('grant').put('job', '{"token":"7"}');
+      await db.close();
+      await expect(openLevelStore(root)).rejects.toBeInstanceOf(StartupError);
+      await db.open();
+      expect(await db.keys().all()).toEqual(['!grant!job']);
+      await db.close();
+    }),
+  );
 
-  it('refuses a data directory path that is a file', inTempDir(async (root) => {
-    const file = join(root, 'file');
-    writeFileSync(file, 'x');
-    await expect(openLevelStore(file)).rejects.toBeInstanceOf(StartupError);
-  }));
+  it(
+    'refuses a data directory path that is a file',
+    inTempDir(async (root) => {
+      const file = join(root, 'file');
+      writeFileSync(file, 'x');
+      await expect(openLevelStore(file)).rejects.toBeInstanceOf(StartupError);
+    }),
+  );
 });
 
 describe('LevelDB backend writes', () => {
   // A process kill cannot reveal a missing fsync (the page cache survives
   // it), so the one thing that makes a batch durable is checked directly.
-  it('F6: every group-commit batch is one LevelDB batch written with sync: true', inTempDir(async (root) => {
-    const db = new Level<string, Buffer>(root, { keyEncoding: 'utf8', valueEncoding: 'buffer' });
-    const calls: { ops: number; sync: unknown }[] = [];
-    const batch = db.batch.bind(db) as (ops: unknown[], options: { sync?: boolean }) => Promise<void>;
-    (db as unknown as { batch: typeof batch }).batch = (ops, options) => {
-      calls.push({ ops: ops.length, sync: options?.sync });
-      return batch(ops, options);
-    };
-    try {
-      const backend = new LevelBackend(db);
-      await backend.writeBatch([
-        { kind: 'fence', resource: 'r', record: { fence: 2n, grantId: 'g2' } },
-        { kind: 'result', resource: 'r', resultId: 'x', result: { token: 2n, payload: new Uint8Array([1, 2]) } },
-      ]);
-      expect(calls).toEqual([{ ops: 2, sync: true }]);
-      expect(await backend.readFence('r')).toEqual({ fence: 2n, grantId: 'g2' });
-      expect(await backend.readResult('r', 'x')).toEqual({ token: 2n, payload: Buffer.from([1, 2]) });
-    } finally {
-      await db.close();
-    }
-  }));
+  it(
+    'F6: every group-commit batch is one LevelDB batch written with sync: true',
+    inTempDir(async (root) => {
+      const db = new Level<string, Buffer>(root, { keyEncoding: 'utf8', valueEncoding: 'buffer' });
+      const calls: { ops: number; sync: unknown }[] = [];
+      const batch = db.batch.bind(db) as (ops: unknown[], options: { sync?: boolean }) => Promise<void>;
+      (db as unknown as { batch: typeof batch }).batch = (ops, options) => {
+        calls.push({ ops: ops.length, sync: options?.sync });
+        return batch(ops, options);
+      };
+      try {
+        const backend = new LevelBackend(db);
+        await backend.writeBatch([
+          { kind: 'fence', resource: 'r', record: { fence: 2n, grantId: 'g2' } },
+          { kind: 'result', resource: 'r', resultId: 'x', result: { token: 2n, payload: new Uint8Array([1, 2]) } },
+        ]);
+        expect(calls).toEqual([{ ops: 2, sync: true }]);
+        expect(await backend.readFence('r')).toEqual({ fence: 2n, grantId: 'g2' });
+        expect(await backend.readResult('r', 'x')).toEqual({ token: 2n, payload: Buffer.from([1, 2]) });
+      } finally {
+        await db.close();
+      }
+    }),
+  );
 });

@@ -11,7 +11,8 @@ import { resultKey, type StoreOp } from '../core/store.js';
 const FORMAT = '1';
 
 type Db = Level<string, Buffer>;
-const binarySublevel = (db: Db, name: string) => db.sublevel<string, Buffer>(name, { keyEncoding: 'utf8', valueEncoding: 'buffer' });
+const binarySublevel = (db: Db, name: string) =>
+  db.sublevel<string, Buffer>(name, { keyEncoding: 'utf8', valueEncoding: 'buffer' });
 type Sublevel = ReturnType<typeof binarySublevel>;
 
 // Values are binary: 8-byte big-endian uint64, then the rest. Keys are
@@ -66,7 +67,12 @@ export class LevelBackend implements DurableBackend {
       ops.map((op) =>
         op.kind === 'fence'
           ? { type: 'put' as const, sublevel: this.#fences, key: op.resource, value: encodeFence(op.record) }
-          : { type: 'put' as const, sublevel: this.#results, key: resultKey(op.resource, op.resultId), value: encodeResult(op.result) },
+          : {
+              type: 'put' as const,
+              sublevel: this.#results,
+              key: resultKey(op.resource, op.resultId),
+              value: encodeResult(op.result),
+            },
       ),
       { sync: true },
     );

@@ -1,24 +1,124 @@
 import { describe, expect, it } from 'vitest';
-import { decideAdvance, decideWrite, type FenceRecord, type StoredResult, type WriteDecision, type AdvanceDecision } from './fence-policy.js';
+import {
+  decideAdvance,
+  decideWrite,
+  type FenceRecord,
+  type StoredResult,
+  type WriteDecision,
+  type AdvanceDecision,
+} from './fence-policy.js';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const stored = (token: bigint, payload: string): StoredResult => ({ token, payload: bytes(payload) });
 
 describe('decideWrite (F1, F3)', () => {
-  const cases: { name: string; fence: bigint; existing?: StoredResult; token: bigint; payload: string; expected: WriteDecision }[] = [
-    { name: 'F1: token equal to the fence is applied', fence: 5n, token: 5n, payload: 'a', expected: { kind: 'apply' } },
-    { name: 'F1: token below the fence is STALE_TOKEN with the fence', fence: 5n, token: 4n, payload: 'a', expected: { kind: 'stale', fence: 5n } },
-    { name: 'F1: token above the fence is TOKEN_NOT_ISSUED with the fence', fence: 5n, token: 6n, payload: 'a', expected: { kind: 'not-issued', fence: 5n } },
-    { name: 'F1: a never-advanced resource (fence 0) issued no token', fence: 0n, token: 1n, payload: 'a', expected: { kind: 'not-issued', fence: 0n } },
-    { name: 'F3: same result_id, same payload, valid token is REPLAYED', fence: 5n, existing: stored(5n, 'a'), token: 5n, payload: 'a', expected: { kind: 'replayed' } },
-    { name: 'F3: a replay stored under an older token is still REPLAYED under the current one', fence: 6n, existing: stored(5n, 'a'), token: 6n, payload: 'a', expected: { kind: 'replayed' } },
-    { name: 'F3: same result_id, different payload is RESULT_CONFLICT', fence: 5n, existing: stored(5n, 'a'), token: 5n, payload: 'b', expected: { kind: 'conflict' } },
-    { name: 'F3: a payload that is a prefix of the stored one conflicts', fence: 5n, existing: stored(5n, 'ab'), token: 5n, payload: 'a', expected: { kind: 'conflict' } },
-    { name: 'F3: empty vs non-empty payload conflicts', fence: 5n, existing: stored(5n, ''), token: 5n, payload: 'a', expected: { kind: 'conflict' } },
-    { name: 'F3: the token check comes first: a stale replay is STALE_TOKEN', fence: 6n, existing: stored(5n, 'a'), token: 5n, payload: 'a', expected: { kind: 'stale', fence: 6n } },
-    { name: 'F3: a stale conflicting write is STALE_TOKEN, not RESULT_CONFLICT', fence: 6n, existing: stored(5n, 'a'), token: 5n, payload: 'b', expected: { kind: 'stale', fence: 6n } },
-    { name: 'F1: an invented token over an existing result is TOKEN_NOT_ISSUED', fence: 5n, existing: stored(5n, 'a'), token: 9n, payload: 'a', expected: { kind: 'not-issued', fence: 5n } },
-    { name: 'F1: uint64 max is compared as a bigint', fence: 2n ** 64n - 1n, token: 2n ** 64n - 2n, payload: 'a', expected: { kind: 'stale', fence: 2n ** 64n - 1n } },
+  const cases: {
+    name: string;
+    fence: bigint;
+    existing?: StoredResult;
+    token: bigint;
+    payload: string;
+    expected: WriteDecision;
+  }[] = [
+    {
+      name: 'F1: token equal to the fence is applied',
+      fence: 5n,
+      token: 5n,
+      payload: 'a',
+      expected: { kind: 'apply' },
+    },
+    {
+      name: 'F1: token below the fence is STALE_TOKEN with the fence',
+      fence: 5n,
+      token: 4n,
+      payload: 'a',
+      expected: { kind: 'stale', fence: 5n },
+    },
+    {
+      name: 'F1: token above the fence is TOKEN_NOT_ISSUED with the fence',
+      fence: 5n,
+      token: 6n,
+      payload: 'a',
+      expected: { kind: 'not-issued', fence: 5n },
+    },
+    {
+      name: 'F1: a never-advanced resource (fence 0) issued no token',
+      fence: 0n,
+      token: 1n,
+      payload: 'a',
+      expected: { kind: 'not-issued', fence: 0n },
+    },
+    {
+      name: 'F3: same result_id, same payload, valid token is REPLAYED',
+      fence: 5n,
+      existing: stored(5n, 'a'),
+      token: 5n,
+      payload: 'a',
+      expected: { kind: 'replayed' },
+    },
+    {
+      name: 'F3: a replay stored under an older token is still REPLAYED under the current one',
+      fence: 6n,
+      existing: stored(5n, 'a'),
+      token: 6n,
+      payload: 'a',
+      expected: { kind: 'replayed' },
+    },
+    {
+      name: 'F3: same result_id, different payload is RESULT_CONFLICT',
+      fence: 5n,
+      existing: stored(5n, 'a'),
+      token: 5n,
+      payload: 'b',
+      expected: { kind: 'conflict' },
+    },
+    {
+      name: 'F3: a payload that is a prefix of the stored one conflicts',
+      fence: 5n,
+      existing: stored(5n, 'ab'),
+      token: 5n,
+      payload: 'a',
+      expected: { kind: 'conflict' },
+    },
+    {
+      name: 'F3: empty vs non-empty payload conflicts',
+      fence: 5n,
+      existing: stored(5n, ''),
+      token: 5n,
+      payload: 'a',
+      expected: { kind: 'conflict' },
+    },
+    {
+      name: 'F3: the token check comes first: a stale replay is STALE_TOKEN',
+      fence: 6n,
+      existing: stored(5n, 'a'),
+      token: 5n,
+      payload: 'a',
+      expected: { kind: 'stale', fence: 6n },
+    },
+    {
+      name: 'F3: a stale conflicting write is STALE_TOKEN, not RESULT_CONFLICT',
+      fence: 6n,
+      existing: stored(5n, 'a'),
+      token: 5n,
+      payload: 'b',
+      expected: { kind: 'stale', fence: 6n },
+    },
+    {
+      name: 'F1: an invented token over an existing result is TOKEN_NOT_ISSUED',
+      fence: 5n,
+      existing: stored(5n, 'a'),
+      token: 9n,
+      payload: 'a',
+      expected: { kind: 'not-issued', fence: 5n },
+    },
+    {
+      name: 'F1: uint64 max is compared as a bigint',
+      fence: 2n ** 64n - 1n,
+      token: 2n ** 64n - 2n,
+      payload: 'a',
+      expected: { kind: 'stale', fence: 2n ** 64n - 1n },
+    },
   ];
   it.each(cases)('$name', ({ fence, existing, token, payload, expected }) => {
     expect(decideWrite(fence, existing, { token, payload: bytes(payload) })).toEqual(expected);
@@ -28,13 +128,54 @@ describe('decideWrite (F1, F3)', () => {
 describe('decideAdvance (F4)', () => {
   const at = (fence: bigint, grantId: string): FenceRecord => ({ fence, grantId });
   const cases: { name: string; current?: FenceRecord; token: bigint; grantId: string; expected: AdvanceDecision }[] = [
-    { name: 'the first advance of a resource moves the fence', token: 1n, grantId: 'g1', expected: { kind: 'advanced' } },
-    { name: 'a higher token moves the fence', current: at(3n, 'g3'), token: 4n, grantId: 'g4', expected: { kind: 'advanced' } },
-    { name: 'a jump over burned tokens moves the fence', current: at(3n, 'g3'), token: 10n, grantId: 'g10', expected: { kind: 'advanced' } },
-    { name: 'the same token from the same grant_id is an idempotent retry', current: at(3n, 'g3'), token: 3n, grantId: 'g3', expected: { kind: 'retry-same-grant' } },
-    { name: 'the same token from another grant_id is FENCE_REGRESSION', current: at(3n, 'g3'), token: 3n, grantId: 'other', expected: { kind: 'regression', fence: 3n } },
-    { name: 'a lower token is FENCE_REGRESSION', current: at(3n, 'g3'), token: 2n, grantId: 'g2', expected: { kind: 'regression', fence: 3n } },
-    { name: 'a lower token is FENCE_REGRESSION even from the grant that set the fence', current: at(3n, 'g3'), token: 2n, grantId: 'g3', expected: { kind: 'regression', fence: 3n } },
+    {
+      name: 'the first advance of a resource moves the fence',
+      token: 1n,
+      grantId: 'g1',
+      expected: { kind: 'advanced' },
+    },
+    {
+      name: 'a higher token moves the fence',
+      current: at(3n, 'g3'),
+      token: 4n,
+      grantId: 'g4',
+      expected: { kind: 'advanced' },
+    },
+    {
+      name: 'a jump over burned tokens moves the fence',
+      current: at(3n, 'g3'),
+      token: 10n,
+      grantId: 'g10',
+      expected: { kind: 'advanced' },
+    },
+    {
+      name: 'the same token from the same grant_id is an idempotent retry',
+      current: at(3n, 'g3'),
+      token: 3n,
+      grantId: 'g3',
+      expected: { kind: 'retry-same-grant' },
+    },
+    {
+      name: 'the same token from another grant_id is FENCE_REGRESSION',
+      current: at(3n, 'g3'),
+      token: 3n,
+      grantId: 'other',
+      expected: { kind: 'regression', fence: 3n },
+    },
+    {
+      name: 'a lower token is FENCE_REGRESSION',
+      current: at(3n, 'g3'),
+      token: 2n,
+      grantId: 'g2',
+      expected: { kind: 'regression', fence: 3n },
+    },
+    {
+      name: 'a lower token is FENCE_REGRESSION even from the grant that set the fence',
+      current: at(3n, 'g3'),
+      token: 2n,
+      grantId: 'g3',
+      expected: { kind: 'regression', fence: 3n },
+    },
   ];
   it.each(cases)('$name', ({ current, token, grantId, expected }) => {
     expect(decideAdvance(current, { token, grantId })).toEqual(expected);

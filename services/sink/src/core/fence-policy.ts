@@ -61,7 +61,8 @@ export function decideWrite(fence: bigint, existing: StoredResult | undefined, a
 export function decideAdvance(current: FenceRecord | undefined, attempt: AdvanceAttempt): AdvanceDecision {
   const fence = current?.fence ?? 0n;
   if (attempt.token > fence) return { kind: 'advanced' };
-  if (current !== undefined && attempt.token === fence && attempt.grantId === current.grantId) return { kind: 'retry-same-grant' };
+  if (current !== undefined && attempt.token === fence && attempt.grantId === current.grantId)
+    return { kind: 'retry-same-grant' };
   return { kind: 'regression', fence };
 }
 

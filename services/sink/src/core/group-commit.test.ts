@@ -6,8 +6,17 @@ import { MemoryBackend, MemoryDisk, memoryStore } from '../../test/doubles/memor
 import { GroupCommitStore } from './group-commit.js';
 import { StoreFailedError, type StoreOp } from './store.js';
 
-const fenceOp = (resource: string, fence: bigint): StoreOp => ({ kind: 'fence', resource, record: { fence, grantId: `g${fence}` } });
-const resultOp = (resource: string, resultId: string, token = 1n): StoreOp => ({ kind: 'result', resource, resultId, result: { token, payload: new Uint8Array([1]) } });
+const fenceOp = (resource: string, fence: bigint): StoreOp => ({
+  kind: 'fence',
+  resource,
+  record: { fence, grantId: `g${fence}` },
+});
+const resultOp = (resource: string, resultId: string, token = 1n): StoreOp => ({
+  kind: 'result',
+  resource,
+  resultId,
+  result: { token, payload: new Uint8Array([1]) },
+});
 /** Lets every already-queued callback and I/O-like turn run. */
 
 function tracked(promise: Promise<void>) {
@@ -23,7 +32,11 @@ describe('GroupCommitStore', () => {
   it('keeps one batch in flight; commits arriving meanwhile go together in the next one', async () => {
     const { store, backend } = memoryStore(new MemoryDisk(), { manualSync: true });
     const first = tracked(store.commit([resultOp('r', 'a')]));
-    const rest = [store.commit([resultOp('r', 'b')]), store.commit([resultOp('q', 'c')]), store.commit([resultOp('r', 'd')])].map(tracked);
+    const rest = [
+      store.commit([resultOp('r', 'b')]),
+      store.commit([resultOp('q', 'c')]),
+      store.commit([resultOp('r', 'd')]),
+    ].map(tracked);
     await turn();
     expect(backend.waitingBatches).toBe(1);
     expect(first.settled).toBe(false);
@@ -139,7 +152,12 @@ describe('GroupCommitStore', () => {
   it('F2: a commit with an op that cannot be keyed stores none of its ops', async () => {
     const { store } = memoryStore();
     // A NUL in a resource would let two (resource, result_id) pairs share a key (S6).
-    const bad: StoreOp = { kind: 'result', resource: 'a\u0000b', resultId: 'c', result: { token: 1n, payload: new Uint8Array([1]) } };
+    const bad: StoreOp = {
+      kind: 'result',
+      resource: 'a\u0000b',
+      resultId: 'c',
+      result: { token: 1n, payload: new Uint8Array([1]) },
+    };
     await expect(store.commit([fenceOp('r', 1n), bad])).rejects.toBeInstanceOf(TypeError);
     expect(await store.fence('r')).toBeUndefined();
     expect(store.stats).toMatchObject({ commits: 0, pending: 0, batches: 0 });
@@ -165,7 +183,10 @@ describe('GroupCommitStore', () => {
     await turn();
     backend.syncNext();
     await turn();
-    expect([first, second]).toEqual([{ settled: true, error: undefined }, { settled: true, error: undefined }]);
+    expect([first, second]).toEqual([
+      { settled: true, error: undefined },
+      { settled: true, error: undefined },
+    ]);
     expect(calls).toBe(2);
     const third = tracked(store.commit([fenceOp('z', 1n)]));
     backend.syncNext();

@@ -50,7 +50,8 @@ interface Pending {
 // from every result key, whatever the resource holds.
 const fenceKey = (resource: string) => `f${resource}`;
 const overlayResultKey = (resource: string, resultId: string) => `r${resultKey(resource, resultId)}`;
-const opKey = (op: StoreOp) => (op.kind === 'fence' ? fenceKey(op.resource) : overlayResultKey(op.resource, op.resultId));
+const opKey = (op: StoreOp) =>
+  op.kind === 'fence' ? fenceKey(op.resource) : overlayResultKey(op.resource, op.resultId);
 
 function newBatch(): Batch {
   let resolve!: () => void;
@@ -220,7 +221,9 @@ export class GroupCommitStore implements SinkStore {
 
   #fail(cause: unknown): void {
     if (this.#failure) return;
-    const failure = new StoreFailedError(`sink storage failed: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    const failure = new StoreFailedError(`sink storage failed: ${(cause as Error)?.message ?? String(cause)}`, {
+      cause,
+    });
     this.#failure = failure;
     // Fail-stop: nothing pending may ever be acknowledged, and nothing held
     // in the overlay may be read again.

@@ -36,17 +36,50 @@ describe('SinkEngine writes (F1, F3)', () => {
   it('F1: applies a write under the current fence and stores it with its token', async () => {
     const { engine, disk } = setup();
     await engine.advanceFence({ resource: 'r', token: 3n, grantId: 'g3' });
-    expect(await engine.write({ resource: 'r', token: 3n, resultId: 'x', payload: text('p') })).toEqual({ kind: 'applied', fence: 3n });
+    expect(await engine.write({ resource: 'r', token: 3n, resultId: 'x', payload: text('p') })).toEqual({
+      kind: 'applied',
+      fence: 3n,
+    });
     expect(await engine.read('r', 'x')).toEqual({ kind: 'found', token: 3n, payload: text('p') });
     expect(disk.results.size).toBe(1);
   });
 
   const refusals = [
-    { name: 'F1: a stale token is refused with the fence', token: 2n, resultId: 'new', payload: 'p', expected: { kind: 'stale', fence: 3n } },
-    { name: 'F1: a token never issued is refused with the fence', token: 4n, resultId: 'new', payload: 'p', expected: { kind: 'not-issued', fence: 3n } },
-    { name: 'F3: another payload under a stored result_id conflicts', token: 3n, resultId: 'x', payload: 'other', expected: { kind: 'conflict', fence: 3n } },
-    { name: 'F3: a stale replay is STALE_TOKEN (token check first)', token: 2n, resultId: 'x', payload: 'p', expected: { kind: 'stale', fence: 3n } },
-    { name: 'F3: a replay succeeds without storing anything', token: 3n, resultId: 'x', payload: 'p', expected: { kind: 'replayed', fence: 3n } },
+    {
+      name: 'F1: a stale token is refused with the fence',
+      token: 2n,
+      resultId: 'new',
+      payload: 'p',
+      expected: { kind: 'stale', fence: 3n },
+    },
+    {
+      name: 'F1: a token never issued is refused with the fence',
+      token: 4n,
+      resultId: 'new',
+      payload: 'p',
+      expected: { kind: 'not-issued', fence: 3n },
+    },
+    {
+      name: 'F3: another payload under a stored result_id conflicts',
+      token: 3n,
+      resultId: 'x',
+      payload: 'other',
+      expected: { kind: 'conflict', fence: 3n },
+    },
+    {
+      name: 'F3: a stale replay is STALE_TOKEN (token check first)',
+      token: 2n,
+      resultId: 'x',
+      payload: 'p',
+      expected: { kind: 'stale', fence: 3n },
+    },
+    {
+      name: 'F3: a replay succeeds without storing anything',
+      token: 3n,
+      resultId: 'x',
+      payload: 'p',
+      expected: { kind: 'replayed', fence: 3n },
+    },
   ] as const;
   it.each(refusals)('$name, and nothing changes', async ({ token, resultId, payload, expected }) => {
     const { engine, disk, store } = setup();
@@ -63,7 +96,10 @@ describe('SinkEngine writes (F1, F3)', () => {
 
   it('F1: a resource that was never advanced accepts no write', async () => {
     const { engine, disk } = setup();
-    expect(await engine.write({ resource: 'r', token: 1n, resultId: 'x', payload: text('p') })).toEqual({ kind: 'not-issued', fence: 0n });
+    expect(await engine.write({ resource: 'r', token: 1n, resultId: 'x', payload: text('p') })).toEqual({
+      kind: 'not-issued',
+      fence: 0n,
+    });
     expect(disk.results.size).toBe(0);
     expect(await engine.getFence('r')).toBe(0n);
   });
@@ -74,7 +110,10 @@ describe('SinkEngine writes (F1, F3)', () => {
     // The lease of token 1 expired, nobody took over: the fence is still 1.
     expect((await engine.write({ resource: 'r', token: 1n, resultId: 'a', payload: text('p') })).kind).toBe('applied');
     await engine.advanceFence({ resource: 'r', token: 2n, grantId: 'g2' });
-    expect(await engine.write({ resource: 'r', token: 1n, resultId: 'b', payload: text('p') })).toEqual({ kind: 'stale', fence: 2n });
+    expect(await engine.write({ resource: 'r', token: 1n, resultId: 'b', payload: text('p') })).toEqual({
+      kind: 'stale',
+      fence: 2n,
+    });
     expect((await engine.write({ resource: 'r', token: 2n, resultId: 'b', payload: text('p') })).kind).toBe('applied');
   });
 });
@@ -82,11 +121,23 @@ describe('SinkEngine writes (F1, F3)', () => {
 describe('SinkEngine fences (F4)', () => {
   it('moves up, accepts the same grant retry, refuses regressions without change', async () => {
     const { engine, disk } = setup();
-    expect(await engine.advanceFence({ resource: 'r', token: 5n, grantId: 'g5' })).toEqual({ kind: 'advanced', fence: 5n });
-    expect(await engine.advanceFence({ resource: 'r', token: 5n, grantId: 'g5' })).toEqual({ kind: 'retry-same-grant', fence: 5n });
+    expect(await engine.advanceFence({ resource: 'r', token: 5n, grantId: 'g5' })).toEqual({
+      kind: 'advanced',
+      fence: 5n,
+    });
+    expect(await engine.advanceFence({ resource: 'r', token: 5n, grantId: 'g5' })).toEqual({
+      kind: 'retry-same-grant',
+      fence: 5n,
+    });
     const before = snapshot(disk);
-    expect(await engine.advanceFence({ resource: 'r', token: 5n, grantId: 'other' })).toEqual({ kind: 'regression', fence: 5n });
-    expect(await engine.advanceFence({ resource: 'r', token: 4n, grantId: 'g4' })).toEqual({ kind: 'regression', fence: 5n });
+    expect(await engine.advanceFence({ resource: 'r', token: 5n, grantId: 'other' })).toEqual({
+      kind: 'regression',
+      fence: 5n,
+    });
+    expect(await engine.advanceFence({ resource: 'r', token: 4n, grantId: 'g4' })).toEqual({
+      kind: 'regression',
+      fence: 5n,
+    });
     expect(snapshot(disk)).toEqual(before);
     expect(await engine.getFence('r')).toBe(5n);
   });
@@ -118,7 +169,11 @@ describe('SinkEngine critical section and durability (F2, F6)', () => {
   it('F2: concurrent writes of one result_id store exactly one payload (S6)', async () => {
     const { engine } = setup();
     await engine.advanceFence({ resource: 'r', token: 1n, grantId: 'g1' });
-    const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => engine.write({ resource: 'r', token: 1n, resultId: 'x', payload: text(`p${i}`) })));
+    const outcomes = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        engine.write({ resource: 'r', token: 1n, resultId: 'x', payload: text(`p${i}`) }),
+      ),
+    );
     expect(outcomes.filter((o) => o.kind === 'applied')).toHaveLength(1);
     expect(outcomes.filter((o) => o.kind === 'conflict')).toHaveLength(19);
     const stored = await engine.read('r', 'x');
@@ -219,12 +274,14 @@ describe('SinkEngine critical section and durability (F2, F6)', () => {
     backend.failNext();
     await expect(advance).rejects.toBeInstanceOf(StoreFailedError);
     await expect(write).rejects.toBeInstanceOf(StoreFailedError);
-    await expect(engine.write({ resource: 'q', token: 1n, resultId: 'x', payload: text('p') })).rejects.toBeInstanceOf(StoreFailedError);
+    await expect(engine.write({ resource: 'q', token: 1n, resultId: 'x', payload: text('p') })).rejects.toBeInstanceOf(
+      StoreFailedError,
+    );
     await expect(engine.getFence('r')).rejects.toBeInstanceOf(StoreFailedError);
     expect(disk.fences.size + disk.results.size).toBe(0);
   });
 
-  it('different resources do not wait for each other\'s locks', async () => {
+  it("different resources do not wait for each other's locks", async () => {
     const { engine, store } = setup({ manualSync: true });
     // Both decisions are taken although neither batch is synced.
     void engine.advanceFence({ resource: 'a', token: 1n, grantId: 'a1' });

@@ -37,8 +37,7 @@ export type AdvanceOutcome =
 
 /** The answer to a Read: only durable results are reported. */
 export type ReadOutcome =
-  | { readonly kind: 'found'; readonly token: bigint; readonly payload: Uint8Array }
-  | { readonly kind: 'not-found' };
+  { readonly kind: 'found'; readonly token: bigint; readonly payload: Uint8Array } | { readonly kind: 'not-found' };
 
 interface Decided<T> {
   readonly outcome: T;
@@ -74,7 +73,12 @@ export class SinkEngine {
       const decision = decideWrite(fence, existing, command);
       switch (decision.kind) {
         case 'apply': {
-          const op: StoreOp = { kind: 'result', resource: command.resource, resultId: command.resultId, result: { token: command.token, payload: command.payload } };
+          const op: StoreOp = {
+            kind: 'result',
+            resource: command.resource,
+            resultId: command.resultId,
+            result: { token: command.token, payload: command.payload },
+          };
           return { outcome: { kind: 'applied', fence }, durable: this.store.commit([op]) };
         }
         case 'replayed':
@@ -96,7 +100,11 @@ export class SinkEngine {
       const decision = decideAdvance(current, command);
       switch (decision.kind) {
         case 'advanced': {
-          const op: StoreOp = { kind: 'fence', resource: command.resource, record: { fence: command.token, grantId: command.grantId } };
+          const op: StoreOp = {
+            kind: 'fence',
+            resource: command.resource,
+            record: { fence: command.token, grantId: command.grantId },
+          };
           return { outcome: { kind: 'advanced', fence: command.token }, durable: this.store.commit([op]) };
         }
         case 'retry-same-grant':
@@ -110,7 +118,9 @@ export class SinkEngine {
   /** F3 Read: the durable result, or not_found. */
   async read(resource: string, resultId: string): Promise<ReadOutcome> {
     const result = await this.store.durableResult(resource, resultId);
-    return result === undefined ? { kind: 'not-found' } : { kind: 'found', token: result.token, payload: result.payload };
+    return result === undefined
+      ? { kind: 'not-found' }
+      : { kind: 'found', token: result.token, payload: result.payload };
   }
 
   /** The durable fence; 0n when the resource was never advanced. */

@@ -14,9 +14,17 @@ export function writeResponseOrThrow(outcome: WriteOutcome, resource: string): W
     case 'replayed':
       return { outcome: 'REPLAYED', fence: outcome.fence.toString() };
     case 'stale':
-      throw new Failure('STALE_TOKEN', `token is below the fence ${outcome.fence} of ${resource}: this writer was fenced out`, { fence: outcome.fence.toString() });
+      throw new Failure(
+        'STALE_TOKEN',
+        `token is below the fence ${outcome.fence} of ${resource}: this writer was fenced out`,
+        { fence: outcome.fence.toString() },
+      );
     case 'not-issued':
-      throw new Failure('TOKEN_NOT_ISSUED', `token is above the fence ${outcome.fence} of ${resource}: it was never issued`, { fence: outcome.fence.toString() });
+      throw new Failure(
+        'TOKEN_NOT_ISSUED',
+        `token is above the fence ${outcome.fence} of ${resource}: it was never issued`,
+        { fence: outcome.fence.toString() },
+      );
     case 'conflict':
       throw new Failure('RESULT_CONFLICT', 'a different payload is already stored under this result_id');
   }
@@ -29,7 +37,9 @@ export function advanceResponseOrThrow(outcome: AdvanceOutcome, resource: string
     case 'retry-same-grant':
       return { fence: outcome.fence.toString() };
     case 'regression':
-      throw new Failure('FENCE_REGRESSION', `the fence of ${resource} is already ${outcome.fence}`, { fence: outcome.fence.toString() });
+      throw new Failure('FENCE_REGRESSION', `the fence of ${resource} is already ${outcome.fence}`, {
+        fence: outcome.fence.toString(),
+      });
   }
 }
 
@@ -37,7 +47,10 @@ export function advanceResponseOrThrow(outcome: AdvanceOutcome, resource: string
 export function readResponseOrThrow(outcome: ReadOutcome): ReadResponse {
   switch (outcome.kind) {
     case 'found':
-      return { payload: Buffer.from(outcome.payload.buffer, outcome.payload.byteOffset, outcome.payload.byteLength), token: outcome.token.toString() };
+      return {
+        payload: Buffer.from(outcome.payload.buffer, outcome.payload.byteOffset, outcome.payload.byteLength),
+        token: outcome.token.toString(),
+      };
     case 'not-found':
       throw new Failure('RESULT_NOT_FOUND', 'no result is stored under this resource and result_id');
   }
@@ -48,6 +61,7 @@ export function readResponseOrThrow(outcome: ReadOutcome): ReadResponse {
  * a restarted sink is safe); any other error passes on and becomes INTERNAL.
  */
 export function rethrowStoreFailure(error: unknown): never {
-  if (error instanceof StoreFailedError) throw new Failure('UNAVAILABLE', 'sink storage is unavailable; retry after the sink restarts');
+  if (error instanceof StoreFailedError)
+    throw new Failure('UNAVAILABLE', 'sink storage is unavailable; retry after the sink restarts');
   throw error;
 }

@@ -87,7 +87,10 @@ export class MemoryBackend implements DurableBackend {
 }
 
 /** A GroupCommitStore over a MemoryBackend; pass a disk to "reopen after a crash". */
-export function memoryStore(disk = new MemoryDisk(), options: { manualSync?: boolean } = {}): { store: GroupCommitStore; backend: MemoryBackend } {
+export function memoryStore(
+  disk = new MemoryDisk(),
+  options: { manualSync?: boolean } = {},
+): { store: GroupCommitStore; backend: MemoryBackend } {
   const backend = new MemoryBackend(disk, options);
   return { store: new GroupCommitStore(backend), backend };
 }
