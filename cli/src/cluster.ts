@@ -4,7 +4,7 @@
 // child, nor leaves one behind.
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
-import { configuredCommand, hostPort, positiveInteger } from '@fencer/server-kit';
+import { configuredCommand, hostPort, positiveInteger, whenParentGone } from '@fencer/server-kit';
 import { ClusterStartError, startCluster, type Cluster, type ClusterOptions } from '@fencer/supervisor';
 
 /** `fencer cluster`: the sink and the coordinator as supervised child processes. */
@@ -68,6 +68,7 @@ async function runCluster(options: ClusterOptions): Promise<void> {
   };
   process.on('SIGINT', () => void stop(0));
   process.on('SIGTERM', () => void stop(0));
+  whenParentGone(() => void stop(0));
 
   try {
     cluster = await startCluster({ ...options, signal: starting.signal });

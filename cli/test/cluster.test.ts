@@ -102,6 +102,20 @@ describe('fencer cluster, as a user meets it', () => {
 });
 
 describe('fencer cluster supervising its children', () => {
+  it('children do not outlive a cluster killed with SIGKILL', async () => {
+    const cluster = await startFencer(clusterArgs(join(dir.path, 'cluster-killed')));
+    const { sink, coordinator } = pidsOf(cluster);
+    cluster.kill('SIGKILL');
+    await cluster.exited;
+    try {
+      await eventually(() => (isProcessAlive(sink) || isProcessAlive(coordinator) ? undefined : true), {
+        what: 'the sink and the coordinator to stop after their supervisor died',
+      });
+    } finally {
+      for (const pid of [sink, coordinator]) if (isProcessAlive(pid)) process.kill(pid, 'SIGKILL');
+    }
+  });
+
   it('a child that dies stops the other, and the cluster exits 1', async () => {
     const cluster = await startFencer(clusterArgs(join(dir.path, 'child-dies')));
     const { sink, coordinator } = pidsOf(cluster);

@@ -15,8 +15,30 @@ export interface Stoppable {
   stop(): Promise<void>;
 }
 
+/** The environment variable a supervisor sets when it holds the write end of the child's stdin. */
+export const STOP_WITH_PARENT_ENV = 'FENCER_STOP_WITH_PARENT';
+
 /**
- * Runs a server until SIGTERM/SIGINT, then stops it and exits 0 (1 if the
+ * Calls `onGone` once when the supervising process is gone, if it asked for
+ * that (STOP_WITH_PARENT_ENV=1): it holds the write end of our stdin and
+ * never writes, so end-of-file there means it died, even by SIGKILL, which
+ * no signal handler of its own could have passed on. Otherwise does nothing.
+ */
+export function whenParentGone(onGone: () => void): void {
+  if (process.env[STOP_WITH_PARENT_ENV] !== '1') return;
+  let called = false;
+  const once = () => {
+    if (called) return;
+    called = true;
+    onGone();
+  };
+  process.stdin.once('end', once);
+  process.stdin.once('error', once);
+  process.stdin.resume();
+}
+
+/**
+ * Runs a server until SIGTERM/SIGINT (or its supervisor is gone, see whenParentGone), then stops it and exits 0 (1 if the
  * stop fails). A start-up failure prints `fencer <service>: <message>` and
  * exits 1; the same signal again during the stop exits 1 at once.
  */
@@ -47,6 +69,10 @@ export async function runUntilSignal(service: string, log: Logger, start: () => 
     log.info({ signal }, 'stopping');
     if (running) void stop(running);
   };
+  whenParentGone(() => {
+    log.warn('the supervising process is gone; stopping');
+    onSignal('SIGTERM');
+  });
   // Installed before start(): the ready line is printed inside it, and a
   // supervisor may signal the moment it reads that line.
   process.on('SIGTERM', onSignal);

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { fencerBin } from './fencer-bin.js';
 import { isProcessAlive, processesMentioning, spawnReady } from './spawn.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fencer-spawn-'));
@@ -111,5 +112,25 @@ describe('spawnReady', () => {
     child.child.kill('SIGKILL');
     await child.exited;
     expect(stderr).toBe('é\n');
+  });
+
+  it('a fencer server stops cleanly once its supervisor is gone (its stdin closes)', async () => {
+    let stderr = '';
+    const sink = await spawnReady(
+      fencerBin(),
+      ['sink', '--insecure', '--listen', '127.0.0.1:0', '--data', join(dir, 'orphan')],
+      {
+        onStderr: (text) => (stderr += text),
+      },
+    );
+    sink.child.stdin!.end(); // what the OS does when a supervisor dies, even by SIGKILL
+    const exited = await Promise.race([
+      sink.exited,
+      new Promise((resolve) => setTimeout(resolve, 10_000, 'still running')),
+    ]);
+    if (exited === 'still running') sink.child.kill('SIGKILL'); // leave nothing behind when the feature is broken
+    expect(exited).toEqual({ code: 0, signal: null });
+    expect(stderr).toContain('the supervising process is gone; stopping');
+    expect(stderr).toContain('"msg":"stopped"');
   });
 });

@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { STOP_WITH_PARENT_ENV } from '@fencer/server-kit';
 
 /** A child that printed its ready line. */
 export interface ReadyChild {
@@ -45,8 +46,14 @@ export function spawnReady(
   args: readonly string[],
   options: SpawnReadyOptions = {},
 ): Promise<ReadyChild> {
-  const stdio: StdioOptions = ['ignore', 'pipe', options.stderrFd ?? 'pipe'];
-  const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...options.env }, stdio });
+  // The child's stdin is a pipe this process never writes to: if this
+  // process dies, even by SIGKILL, the child reads end-of-file and stops
+  // (whenParentGone), so no child outlives its supervisor.
+  const stdio: StdioOptions = ['pipe', 'pipe', options.stderrFd ?? 'pipe'];
+  const child = spawn(process.execPath, [script, ...args], {
+    env: { ...process.env, [STOP_WITH_PARENT_ENV]: '1', ...options.env },
+    stdio,
+  });
   let stderr = '';
   child.stderr?.setEncoding('utf8');
   child.stderr?.on('data', (text: string) => {
