@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import { toxiproxyCommand } from '@fencer/chaos';
 import { coordinatorCommand } from '@fencer/coordinator';
 import { sinkCommand } from '@fencer/sink';
+import { healthCommand } from '@fencer/supervisor';
 import { clusterCommand } from './cluster.js';
 
 const program = new Command('fencer')
@@ -13,6 +14,7 @@ const program = new Command('fencer')
   .addCommand(sinkCommand())
   .addCommand(coordinatorCommand())
   .addCommand(clusterCommand())
-  .addCommand(toxiproxyCommand());
+  .addCommand(toxiproxyCommand())
+  .addCommand(healthCommand());
 
 await program.parseAsync(process.argv);

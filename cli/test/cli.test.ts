@@ -3,7 +3,7 @@
 // cluster.test.ts.
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runFencer, startFencer, tempDir } from '@fencer/testkit';
+import { runFencer, startFencer, stopFencer, tempDir } from '@fencer/testkit';
 
 const dir = tempDir('fencer-cli-');
 afterAll(() => dir.remove());
@@ -52,5 +52,33 @@ describe('a server stopping', () => {
     sink.kill('SIGTERM');
     expect((await sink.exited).code).toBe(0);
     expect(sink.stderr()).toContain('"msg":"stopped"');
+  });
+});
+
+describe('fencer health (what compose health checks run)', () => {
+  it('exits 0 for a serving server, 1 with one line for an unknown service or no server, non-zero for a bad address', async () => {
+    const sink = await startFencer([
+      'sink',
+      '--insecure',
+      '--listen',
+      '127.0.0.1:0',
+      '--data',
+      join(dir.path, 'health'),
+    ]);
+    try {
+      expect((await runFencer(['health', sink.address])).code).toBe(0);
+      expect((await runFencer(['health', sink.address, '--service', 'fencing.v1.Sink'])).code).toBe(0);
+      const unknown = await runFencer(['health', sink.address, '--service', 'fencing.v1.Coordinator']);
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^fencer health: 127\.0\.0\.1:\d+: /)]);
+    } finally {
+      await stopFencer(sink);
+    }
+    const gone = await runFencer(['health', sink.address, '--timeout-ms', '500']);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toMatch(/^fencer health: /);
+    const bad = await runFencer(['health', 'nowhere']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/^error: /);
   });
 });

@@ -108,17 +108,23 @@ function envFlag(name: string, value: string | undefined): boolean {
 /**
  * Adds `options` and an action to `command`: boolean flags taken from the
  * environment are re-read strictly (envFlag), `build` validates into a frozen
- * config, and a ConfigError from `build` or `run` ends in a one-line
+ * config, `run` also gets the command's declared arguments, and a
+ * ConfigError from `build` or `run` ends in a one-line
  * `error: ...` and exit 1.
  */
 export function configuredCommand<O extends object, C>(
   command: Command,
   options: readonly Option[],
   build: (options: O) => C,
-  run: (config: C) => Promise<void>,
+  run: (config: C, ...args: string[]) => Promise<void>,
 ): Command {
   for (const option of options) command.addOption(option);
-  return command.showHelpAfterError(false).action(async (parsed: O, cmd: Command) => {
+  // Commander calls the action with each declared argument, then the
+  // options, then the command itself.
+  return command.showHelpAfterError(false).action(async (...received: unknown[]) => {
+    const cmd = received.at(-1) as Command;
+    const parsed = received.at(-2) as O;
+    const args = received.slice(0, -2) as string[];
     try {
       for (const option of options) {
         const name = option.attributeName();
@@ -126,7 +132,7 @@ export function configuredCommand<O extends object, C>(
           (parsed as Record<string, unknown>)[name] = envFlag(option.envVar, process.env[option.envVar]);
         }
       }
-      await run(build(parsed));
+      await run(build(parsed), ...args);
     } catch (error) {
       if (error instanceof ConfigError) cmd.error(`error: ${error.message}`, { code: 'fencer.config' });
       throw error;

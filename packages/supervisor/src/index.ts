@@ -19,3 +19,4 @@ export {
   type ClusterService,
   type ChildExit,
 } from './cluster.js';
+export { healthStatus, healthCommand } from './health.js';

@@ -5,3 +5,4 @@ export * from './waiting.js';
 export * from './prng.js';
 export * from './clients.js';
 export * from './standard-services.js';
+export { healthStatus } from '@fencer/supervisor';

@@ -1,11 +1,10 @@
-// The standard services every fencer server runs beside its own: health
-// and server reflection, called with stock clients built from their
-// published .proto files.
+// Server reflection, which every fencer server runs beside its own service,
+// called with a stock client built from its published .proto file. (Health:
+// healthStatus of @fencer/supervisor.)
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { protoPath as healthProtoPath } from 'grpc-health-check';
 
 const loaderOptions: protoLoader.Options = {
   keepCase: true,
@@ -14,23 +13,6 @@ const loaderOptions: protoLoader.Options = {
   defaults: true,
   oneofs: true,
 };
-
-/** grpc.health.v1.Health/Check for `service` ('' is the whole server). */
-export async function healthStatus(address: string, service: string): Promise<string> {
-  const definition = protoLoader.loadSync(healthProtoPath, loaderOptions);
-  const loaded = grpc.loadPackageDefinition(definition) as any;
-  const client = new loaded.grpc.health.v1.Health(address, grpc.credentials.createInsecure());
-  try {
-    const response = await new Promise<{ status: string }>((resolve, reject) =>
-      client.Check({ service }, (error: Error | null, value: { status: string }) =>
-        error ? reject(error) : resolve(value),
-      ),
-    );
-    return response.status;
-  } finally {
-    client.close();
-  }
-}
 
 /** One server-reflection (v1) request; resolves with the first response. */
 export async function reflect(
