@@ -4,7 +4,7 @@ import { Command } from 'commander';
 import { toxiproxyCommand } from '@fencer/chaos';
 import { coordinatorCommand } from '@fencer/coordinator';
 import { sinkCommand } from '@fencer/sink';
-import { healthCommand } from '@fencer/supervisor';
+import { credentialsCommand, healthCommand } from '@fencer/supervisor';
 import { clusterCommand } from './cluster.js';
 
 const program = new Command('fencer')
@@ -15,6 +15,7 @@ const program = new Command('fencer')
   .addCommand(coordinatorCommand())
   .addCommand(clusterCommand())
   .addCommand(toxiproxyCommand())
-  .addCommand(healthCommand());
+  .addCommand(healthCommand())
+  .addCommand(credentialsCommand());
 
 await program.parseAsync(process.argv);

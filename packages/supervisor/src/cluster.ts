@@ -3,20 +3,12 @@
 // and what the demo, the chaos suite and the bench start. This module
 // starts and stops children; it never exits the process or handles signals
 // (that is the caller's lifecycle).
-import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { ConfigError, readCredentialsFile } from '@fencer/server-kit';
+import { ConfigError } from '@fencer/server-kit';
+import { ensureCredentials, type ClusterCredentials } from './credentials.js';
 import { fencerBin } from './fencer-bin.js';
 import { spawnReady, stopChild, type ReadyChild } from './spawn.js';
-
-/** Identities the generated credentials file holds; workers act as their identity (A3). */
-const GENERATED_IDENTITIES = [
-  { identity: 'coordinator', role: 'coordinator' },
-  { identity: 'admin', role: 'admin' },
-  { identity: 'worker-a', role: 'worker' },
-  { identity: 'worker-b', role: 'worker' },
-] as const;
 
 /** The services of a cluster, in start order. */
 export type ClusterService = 'sink' | 'coordinator';
@@ -34,14 +26,6 @@ export interface ClusterOptions {
   readonly stopGraceMs: number;
   /** Aborting while children are still starting stops them; startCluster then rejects with the signal's reason. */
   readonly signal?: AbortSignal;
-}
-
-/** Files a secured cluster's clients and coordinator authenticate with. */
-export interface ClusterCredentials {
-  /** JSON array of {token, identity, role} (mode 0600). */
-  readonly credentialsFile: string;
-  /** The coordinator's bearer token for the sink. */
-  readonly sinkTokenFile: string;
 }
 
 /** How a child ended on its own, while the cluster was not stopping. */
@@ -146,36 +130,6 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     await stop();
     throw error;
   }
-}
-
-/**
- * Creates DATA/credentials.json (mode 0600) and DATA/coordinator.token once;
- * later runs reuse them so clients' tokens stay valid across restarts.
- */
-function ensureCredentials(data: string): ClusterCredentials {
-  const credentialsFile = join(data, 'credentials.json');
-  const sinkTokenFile = join(data, 'coordinator.token');
-  if (!existsSync(credentialsFile)) {
-    const credentials = GENERATED_IDENTITIES.map(({ identity, role }) => ({
-      token: randomBytes(24).toString('base64url'),
-      identity,
-      role,
-    }));
-    writeFileSync(credentialsFile, JSON.stringify(credentials, null, 2) + '\n', { mode: 0o600 });
-  }
-  if (!existsSync(sinkTokenFile)) {
-    // Derived from the credentials file, so an edited file keeps working.
-    let credentials;
-    try {
-      credentials = readCredentialsFile(credentialsFile);
-    } catch (error) {
-      throw new ConfigError((error as Error).message);
-    }
-    const coordinator = credentials.find((c) => c.role === 'coordinator');
-    if (!coordinator) throw new ConfigError(`${credentialsFile} has no coordinator credential for the sink`);
-    writeFileSync(sinkTokenFile, coordinator.token + '\n', { mode: 0o600 });
-  }
-  return { credentialsFile, sinkTokenFile };
 }
 
 /** The last non-empty line of a file, if any. */

@@ -15,8 +15,8 @@ export {
   ClusterStartError,
   type Cluster,
   type ClusterOptions,
-  type ClusterCredentials,
   type ClusterService,
   type ChildExit,
 } from './cluster.js';
 export { healthStatus, healthCommand } from './health.js';
+export { ensureCredentials, credentialsCommand, type ClusterCredentials } from './credentials.js';

@@ -1,0 +1,78 @@
+// The credentials a cluster (or a compose deployment) runs with: generated
+// once into a directory, reused afterwards so clients' tokens stay valid.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Command } from 'commander';
+import { ConfigError, configuredCommand, readCredentialsFile } from '@fencer/server-kit';
+
+/** Identities the generated credentials file holds; workers act as their identity (A3). */
+const GENERATED_IDENTITIES = [
+  { identity: 'coordinator', role: 'coordinator' },
+  { identity: 'admin', role: 'admin' },
+  { identity: 'worker-a', role: 'worker' },
+  { identity: 'worker-b', role: 'worker' },
+] as const;
+
+/** Files a secured cluster's clients and coordinator authenticate with. */
+export interface ClusterCredentials {
+  /** JSON array of {token, identity, role} (mode 0600). */
+  readonly credentialsFile: string;
+  /** The coordinator's bearer token for the sink. */
+  readonly sinkTokenFile: string;
+}
+
+/**
+ * Creates DATA/credentials.json (mode 0600) and DATA/coordinator.token once;
+ * later runs reuse them so clients' tokens stay valid across restarts.
+ */
+export function ensureCredentials(data: string): ClusterCredentials {
+  const credentialsFile = join(data, 'credentials.json');
+  const sinkTokenFile = join(data, 'coordinator.token');
+  if (!existsSync(credentialsFile)) {
+    const credentials = GENERATED_IDENTITIES.map(({ identity, role }) => ({
+      token: randomBytes(24).toString('base64url'),
+      identity,
+      role,
+    }));
+    writeFileSync(credentialsFile, JSON.stringify(credentials, null, 2) + '\n', { mode: 0o600 });
+  }
+  if (!existsSync(sinkTokenFile)) {
+    // Derived from the credentials file, so an edited file keeps working.
+    let credentials;
+    try {
+      credentials = readCredentialsFile(credentialsFile);
+    } catch (error) {
+      throw new ConfigError((error as Error).message);
+    }
+    const coordinator = credentials.find((c) => c.role === 'coordinator');
+    if (!coordinator) throw new ConfigError(`${credentialsFile} has no coordinator credential for the sink`);
+    writeFileSync(sinkTokenFile, coordinator.token + '\n', { mode: 0o600 });
+  }
+  return { credentialsFile, sinkTokenFile };
+}
+
+/** `fencer credentials DIR`: writes (or keeps) DIR/credentials.json and DIR/coordinator.token, then prints their paths. */
+export function credentialsCommand(): Command {
+  return configuredCommand(
+    new Command('credentials')
+      .description(
+        'generate credentials.json and coordinator.token into DIR (kept if present), e.g. for docker compose',
+      )
+      .argument('<dir>', 'where to write them'),
+    [],
+    () => undefined,
+    async (_config, dir: string) => {
+      const target = resolve(dir);
+      try {
+        mkdirSync(target, { recursive: true });
+      } catch (error) {
+        throw new ConfigError(
+          `cannot use ${target}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+        );
+      }
+      const { credentialsFile, sinkTokenFile } = ensureCredentials(target);
+      process.stdout.write(`${credentialsFile}\n${sinkTokenFile}\n`);
+    },
+  );
+}
