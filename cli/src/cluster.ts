@@ -3,9 +3,15 @@
 // the ready line, Ctrl-C, and exit statuses. The cluster never outlives a
 // child, nor leaves one behind.
 import { join } from 'node:path';
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { configuredCommand, hostPort, positiveInteger, whenParentGone } from '@fencer/server-kit';
-import { ClusterStartError, startCluster, type Cluster, type ClusterOptions } from '@fencer/supervisor';
+import {
+  ClusterStartError,
+  LINK_PROXY_NAMES,
+  startCluster,
+  type Cluster,
+  type ClusterOptions,
+} from '@fencer/supervisor';
 
 /** `fencer cluster`: the sink and the coordinator as supervised child processes. */
 export function clusterCommand(): Command {
@@ -30,6 +36,12 @@ export function clusterCommand(): Command {
         .default(10_000)
         .argParser(positiveInteger)
         .env('FENCER_CLUSTER_STOP_GRACE_MS'),
+      new Option(
+        '--toxiproxy <url>',
+        'create the proxies in this running Toxiproxy (http://HOST:PORT) instead of starting one',
+      )
+        .argParser(toxiproxyUrl)
+        .env('FENCER_CLUSTER_TOXIPROXY'),
     ],
     (options: {
       data: string;
@@ -37,12 +49,14 @@ export function clusterCommand(): Command {
       coordinatorListen: string;
       insecure?: boolean;
       stopGraceMs: number;
+      toxiproxy?: string;
     }): ClusterOptions => ({
       data: options.data,
       sinkListen: options.sinkListen,
       coordinatorListen: options.coordinatorListen,
       insecure: options.insecure === true,
       stopGraceMs: options.stopGraceMs,
+      ...(options.toxiproxy === undefined ? {} : { toxiproxyUrl: options.toxiproxy }),
     }),
     runCluster,
   );
@@ -86,24 +100,50 @@ async function runCluster(options: ClusterOptions): Promise<void> {
     void stop(1);
   });
 
-  const { data, credentials, logs } = running;
+  const { data, credentials, logs, links, toxiproxy } = running;
   const addresses = { sink: running.sink.ready.address, coordinator: running.coordinator.ready.address };
   // The pids let tools (and tests) signal one child: SIGSTOP it, or kill it.
-  const pids = { sink: running.sink.child.pid, coordinator: running.coordinator.child.pid };
+  const pids = {
+    sink: running.sink.child.pid,
+    coordinator: running.coordinator.child.pid,
+    toxiproxy: toxiproxy.child?.child.pid,
+  };
   process.stdout.write(
-    JSON.stringify({ event: 'ready', service: 'cluster', address: addresses.coordinator, ...addresses, pids }) + '\n',
+    JSON.stringify({
+      event: 'ready',
+      service: 'cluster',
+      address: addresses.coordinator,
+      ...addresses,
+      links,
+      toxiproxy: toxiproxy.url,
+      pids,
+    }) + '\n',
   );
   process.stdout.write(
     [
       '',
-      `  sink         ${addresses.sink}   data ${join(data, 'sink')}, log ${logs.sink}`,
-      `  coordinator  ${addresses.coordinator}   data ${join(data, 'coordinator')}, log ${logs.coordinator}`,
+      `  sink         ${addresses.sink}   workers via proxy ${links.workersToSink}   data ${join(data, 'sink')}, log ${logs.sink}`,
+      `  coordinator  ${addresses.coordinator}   workers via proxy ${links.workersToCoordinator}   reaches the sink via ${links.coordinatorToSink}   data ${join(data, 'coordinator')}, log ${logs.coordinator}`,
+      `  toxiproxy    ${toxiproxy.url}   proxies ${Object.values(LINK_PROXY_NAMES).join(', ')}${toxiproxy.child ? `, log ${logs.toxiproxy}` : ''}`,
       credentials
         ? `  credentials  ${credentials.credentialsFile}   (workers: worker-a, worker-b; send "authorization: Bearer <token>")`
         : '  credentials  none (--insecure)',
       '',
-      'Both services serve reflection, so any gRPC client can explore them. Ctrl-C stops both.',
+      'Both services serve reflection, so any gRPC client can explore them; faults go in through the Toxiproxy API. Ctrl-C stops all.',
       '',
     ].join('\n'),
   );
+}
+
+/** Commander parser for a Toxiproxy API URL: http://HOST:PORT. */
+function toxiproxyUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError(`expected http://HOST:PORT, got "${value}"`);
+  }
+  if (url.protocol !== 'http:' || !url.port)
+    throw new InvalidArgumentError(`expected http://HOST:PORT, got "${value}"`);
+  return `http://${url.host}`;
 }

@@ -12,6 +12,8 @@ export {
 } from './spawn.js';
 export {
   startCluster,
+  LINK_PROXY_NAMES,
+  type ClusterLink,
   ClusterStartError,
   type Cluster,
   type ClusterOptions,
