@@ -42,6 +42,10 @@ export class Connection implements LinkOwner {
     const server = connect({ host: target.host, port: target.port, allowHalfOpen: true });
     this.server = server;
     server.pause();
+    // A proxy must not add Nagle's delay to small writes (gRPC frames): Go,
+    // and so the real Toxiproxy, turns it off on every TCP connection.
+    client.setNoDelay(true);
+    server.setNoDelay(true);
     let closedSockets = 0;
     const onSocketClosed = () => {
       closedSockets += 1;

@@ -158,7 +158,12 @@ describe('gRPC through fencer toxiproxy', () => {
     // The receipt is lost for good: removing a timeout toxic closes the
     // connection it held (as Toxiproxy does), so the client reconnects.
     await held.remove();
-    expect(await proxy.getToxic('hold-replies').then(() => 'present', () => 'gone')).toBe('gone');
+    expect(
+      await proxy.getToxic('hold-replies').then(
+        () => 'present',
+        () => 'gone',
+      ),
+    ).toBe('gone');
     await eventually(
       () => (client.getChannel().getConnectivityState(false) === grpc.connectivityState.READY ? undefined : true),
       { timeoutMs: 5_000, what: 'the held connection to be closed' },
