@@ -41,7 +41,7 @@ export function clusterCommand(): Command {
         'create the proxies in this running Toxiproxy (http://HOST:PORT) instead of starting one',
       )
         .argParser(toxiproxyUrl)
-        .env('FENCER_CLUSTER_TOXIPROXY'),
+        .env('TOXIPROXY_URL'),
     ],
     (options: {
       data: string;

@@ -87,11 +87,11 @@ describe('fencer cluster behind Toxiproxy', () => {
     expect(isProcessAlive(ready.pids.toxiproxy!)).toBe(false);
   });
 
-  it('--toxiproxy URL creates the proxies in a running Toxiproxy and removes them when it stops', async () => {
+  it('TOXIPROXY_URL (as --toxiproxy) creates the proxies in a running Toxiproxy and removes them when it stops', async () => {
     const external = await startToxiproxy({ listen: '127.0.0.1:0', log: silentLogger });
     try {
       const url = `http://${external.address}`;
-      const cluster = await startFencer(clusterArgs(join(dir.path, 'external'), '--toxiproxy', url));
+      const cluster = await startFencer(clusterArgs(join(dir.path, 'external')), { env: { TOXIPROXY_URL: url } });
       const ready = cluster.ready as unknown as ProxiedReady;
       expect(ready.toxiproxy).toBe(url);
       expect(ready.pids.toxiproxy).toBeUndefined();
