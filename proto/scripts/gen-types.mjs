@@ -2,9 +2,13 @@
 // Generates proto/src/generated with proto-loader-gen-types, using the same
 // options the runtime loader passes to loadSync (proto/loader-options.json),
 // so the committed types describe exactly the objects grpc-js hands us.
+// It also writes descriptor-set.binpb: the real FileDescriptorProtos (real
+// file names, real imports, comments) of fencing.v1 and of the google.rpc
+// error details, built by buf, which server reflection serves so that any
+// client can decode our status details.
 // With --check it generates into a temporary folder and fails on any drift.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -42,6 +46,7 @@ try {
     ],
     { stdio: 'inherit', cwd: protoRoot },
   ); // relative paths keep the generated comments machine-independent
+  writeFileSync(join(outDir, 'descriptor-set.binpb'), Buffer.concat([fencingFiles(), errorDetailFiles()]));
   if (check) {
     const files = (dir) =>
       readdirSync(dir, { recursive: true })
@@ -54,7 +59,7 @@ try {
       (f) =>
         !want.includes(f) ||
         !have.includes(f) ||
-        readFileSync(join(outDir, f), 'utf8') !== readFileSync(join(committed, f), 'utf8'),
+        !readFileSync(join(outDir, f)).equals(readFileSync(join(committed, f))),
     );
   }
 } finally {
@@ -67,4 +72,30 @@ if (check) {
     process.exit(1);
   }
   console.log(`generated types match the .proto files (${relative(process.cwd(), committed)})`);
+}
+
+/** A serialized FileDescriptorSet of fencing/v1/*.proto. Two sets concatenated are one set (repeated field). */
+function fencingFiles() {
+  return buf(['build', protoRoot, '--as-file-descriptor-set', '-o', '-']);
+}
+
+/**
+ * google/rpc/status.proto and error_details.proto with their imports, from
+ * google-proto-files. The inline config keeps buf from treating them as part
+ * of proto/'s own module (they sit in its node_modules).
+ */
+function errorDetailFiles() {
+  const root = dirname(require.resolve('google-proto-files/package.json'));
+  const paths = ['google/rpc/status.proto', 'google/rpc/error_details.proto'].flatMap((file) => [
+    '--path',
+    join(root, file),
+  ]);
+  return buf(['build', root, '--config', '{"version":"v1"}', ...paths, '--as-file-descriptor-set', '-o', '-']);
+}
+
+function buf(args) {
+  return execFileSync(join(dirname(require.resolve('@bufbuild/buf/package.json')), 'bin', 'buf'), args, {
+    cwd: protoRoot,
+    maxBuffer: 16 << 20,
+  });
 }

@@ -7,10 +7,9 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import protobuf from 'protobufjs';
 import type { ProtoGrpcType as SinkProto } from './generated/sink.js';
 import type { ProtoGrpcType as CoordinatorProto } from './generated/coordinator.js';
-
-import { ERROR_DETAIL_PROTO_FILES, GOOGLE_PROTOS_ROOT } from './status-details.js';
 
 export * from './status-details.js';
 export * from './unary-call.js';
@@ -44,16 +43,34 @@ export const packageDefinition: protoLoader.PackageDefinition = protoLoader.load
 );
 
 /**
- * google.rpc.Status, ErrorInfo and BadRequest as a package definition, so
- * server reflection can describe the error details to tools like grpcurl.
+ * What server reflection serves: the real FileDescriptorProtos, under their
+ * real names with their real imports, of fencing/v1/*.proto and of
+ * google/rpc/status.proto and error_details.proto (with google/protobuf/
+ * any.proto and duration.proto), built by buf (scripts/gen-types.mjs).
+ * proto-loader's own descriptors name files after packages
+ * (`google_rpc.proto`) and leave references no client can resolve, so
+ * grpcurl could not decode our status details from them. Shaped as a
+ * package definition, which is what @grpc/reflection reads.
  */
-export const errorDetailsDefinition: protoLoader.PackageDefinition = protoLoader.loadSync(
-  [...ERROR_DETAIL_PROTO_FILES],
-  {
-    ...LOADER_OPTIONS,
-    includeDirs: [GOOGLE_PROTOS_ROOT],
+export const reflectionFiles = Object.freeze({
+  'fencing.v1 and google.rpc files': {
+    fileDescriptorProtos: splitFileDescriptorSet(
+      readFileSync(new URL('../src/generated/descriptor-set.binpb', import.meta.url)),
+    ),
   },
-);
+}) as unknown as protoLoader.PackageDefinition; // @grpc/reflection reads only fileDescriptorProtos
+
+/** The serialized FileDescriptorProtos of a serialized FileDescriptorSet (field 1, repeated, length-delimited). */
+function splitFileDescriptorSet(set: Buffer): Buffer[] {
+  const reader = protobuf.Reader.create(set);
+  const files: Buffer[] = [];
+  while (reader.pos < reader.len) {
+    const tag = reader.uint32();
+    if (tag >>> 3 !== 1 || (tag & 7) !== 2) throw new Error('descriptor-set.binpb is not a FileDescriptorSet');
+    files.push(Buffer.from(reader.bytes()));
+  }
+  return files;
+}
 
 const loaded = grpc.loadPackageDefinition(packageDefinition) as unknown as SinkProto & CoordinatorProto;
 

@@ -5,7 +5,7 @@ import * as grpc from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
 import * as protoLoader from '@grpc/proto-loader';
 import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
-import { LOADER_OPTIONS, errorDetailsDefinition, packageDefinition } from '@fencer/proto';
+import { LOADER_OPTIONS, reflectionFiles } from '@fencer/proto';
 import { joinHostPort, listenAddress } from './cli-options.js';
 import type { Logger } from './log.js';
 import { StartupError } from './startup-error.js';
@@ -69,10 +69,11 @@ export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> 
     },
   });
   // Reflect exactly what this server serves: its own service and health,
-  // not the other fencing.v1 service that shares the package definition;
-  // plus the google.rpc error details, so tools can decode our statuses.
+  // not the other fencing.v1 service that shares the files; plus the
+  // google.rpc error details, so tools can decode our statuses. The files
+  // are the real ones (reflectionFiles), not proto-loader's synthetic ones.
   new ReflectionService(
-    { ...packageDefinition, ...errorDetailsDefinition, ...protoLoader.loadSync(healthProtoPath, LOADER_OPTIONS) },
+    { ...reflectionFiles, ...protoLoader.loadSync(healthProtoPath, LOADER_OPTIONS) },
     { services: [spec.serviceName, HEALTH_SERVICE] },
   ).addToServer(server);
 
