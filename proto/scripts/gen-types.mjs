@@ -76,7 +76,8 @@ if (check) {
 
 /** A serialized FileDescriptorSet of fencing/v1/*.proto. Two sets concatenated are one set (repeated field). */
 function fencingFiles() {
-  return buf(['build', protoRoot, '--as-file-descriptor-set', '-o', '-']);
+  // --path: only our own files, whatever else lies below proto/ (node_modules).
+  return buf(['build', protoRoot, '--path', join(protoRoot, 'fencing'), '--as-file-descriptor-set', '-o', '-']);
 }
 
 /**

@@ -2,7 +2,18 @@
 // generated types and the .proto files disagree, whichever side moved. Each
 // case runs the real script on a copy of proto/ with one thing changed.
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,10 +29,18 @@ let copies = 0;
 /** A copy of proto/ (sources only) that resolves packages from the repo's node_modules. */
 function protoCopy(): string {
   const root = join(dir, `copy-${copies++}`);
-  for (const part of ['fencing', 'scripts', 'loader-options.json', 'src/generated']) {
+  for (const part of ['fencing', 'scripts', 'loader-options.json', 'buf.yaml', 'src/generated']) {
     cpSync(join(protoRoot, part), join(root, part), { recursive: true });
   }
-  symlinkSync(nodeModules, join(root, 'node_modules'));
+  // proto/'s own node_modules (google-proto-files, not hoisted) wins over the repo's, as in place.
+  mkdirSync(join(root, 'node_modules'));
+  for (const from of [nodeModules, join(protoRoot, 'node_modules')]) {
+    if (!existsSync(from)) continue;
+    for (const entry of readdirSync(from)) {
+      rmSync(join(root, 'node_modules', entry), { force: true });
+      symlinkSync(join(from, entry), join(root, 'node_modules', entry));
+    }
+  }
   return root;
 }
 
@@ -48,6 +67,11 @@ describe('gen-types --check', () => {
       'a generated file missing',
       (root) => rmSync(join(root, 'src/generated/fencing/v1/Lease.ts')),
       'fencing/v1/Lease.ts',
+    ],
+    [
+      'a descriptor set served by reflection edited by hand',
+      (root) => appendFileSync(join(root, 'src/generated/descriptor-set.binpb'), Buffer.from([0x0a, 0x00])),
+      'descriptor-set.binpb',
     ],
     [
       'a stray file among the generated ones',
