@@ -1,5 +1,5 @@
 // The floors of the house (README, "Layout"): imports go down only.
-//   proto → common → server-kit → services → supervisor → chaos → cli
+//   proto → common → server-kit | client → services → supervisor → chaos → cli
 //   (testkit: test code only; interop: tests only)
 // A floor may import any floor below it, never one above, and the two
 // services never import each other. Test files and test doubles may use the
@@ -11,6 +11,7 @@ const floors = [
   ['proto', '^proto/'],
   ['common', '^packages/common/'],
   ['server-kit', '^packages/server-kit/'],
+  ['client', '^packages/client/'],
   ['services', '^services/'],
   ['supervisor', '^packages/supervisor/'],
   ['chaos', '^chaos/'],
@@ -37,6 +38,13 @@ const downOnly = floors.slice(0, -1).map(([name, path], index) => ({
 module.exports = {
   forbidden: [
     ...downOnly,
+    {
+      name: 'client-beside-server-kit',
+      comment: 'the worker library shares no code with the servers: workers must not need the server kit',
+      severity: 'error',
+      from: { path: '^packages/client/', pathNot: TEST },
+      to: { path: '^packages/server-kit/' },
+    },
     {
       name: 'services-apart',
       comment: 'the sink and the coordinator talk only over gRPC',
