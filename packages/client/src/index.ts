@@ -2,3 +2,4 @@
 // write by hand. Typed errors first; the lease keeper and the fenced writer
 // build on them.
 export * from './errors.js';
+export * from './retry.js';
