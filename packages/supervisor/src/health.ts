@@ -4,11 +4,13 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { Command, Option } from 'commander';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
+import { unaryCall } from '@fencer/proto';
 import { configuredCommand, hostPort, positiveInteger } from '@fencer/server-kit';
 
 interface HealthClient extends grpc.Client {
   Check(
     request: { service: string },
+    metadata: grpc.Metadata,
     options: grpc.CallOptions,
     callback: (error: grpc.ServiceError | null, response?: { status: string }) => void,
   ): grpc.ClientUnaryCall;
@@ -32,11 +34,7 @@ export async function healthStatus(address: string, service = '', timeoutMs = 5_
   })();
   const client = new healthClient(address, grpc.credentials.createInsecure());
   try {
-    return await new Promise<string>((resolve, reject) =>
-      client.Check({ service }, { deadline: Date.now() + timeoutMs }, (error, response) =>
-        error ? reject(error) : resolve(response!.status),
-      ),
-    );
+    return (await unaryCall(client, client.Check, { service }, { timeoutMs })).status;
   } finally {
     client.close();
   }
