@@ -45,7 +45,26 @@ export class LeaseLostError extends FencerError {
     super(failure, false);
     this.fence = optionalBigint(failure.metadata.fence);
   }
+
+  /**
+   * A loss the worker's own library decided, with no refusal from a server:
+   * the local deadline passed (LOCAL_DEADLINE_PASSED), the lease was
+   * released (RELEASED), or a replayed grant had already ended (GRANT_ENDED).
+   * These reasons never travel on the wire.
+   */
+  static local(reason: LocalLossReason, message: string): LeaseLostError {
+    return new LeaseLostError({
+      code: grpc.status.FAILED_PRECONDITION,
+      reason,
+      metadata: {},
+      fieldViolations: [],
+      message,
+    });
+  }
 }
+
+/** Why a lease keeper gave a lease up without a server's refusal (see LeaseLostError.local). */
+export type LocalLossReason = 'LOCAL_DEADLINE_PASSED' | 'RELEASED' | 'GRANT_ENDED';
 
 /** LEASE_HELD: someone else holds the lease for `remainingMs` more (L2). Retry after that, with a fresh request id only if the parameters change. */
 export class LeaseHeldError extends FencerError {

@@ -1,5 +1,8 @@
 // @fencer/client: what every worker of the fencing protocol would otherwise
-// write by hand. Typed errors first; the lease keeper and the fenced writer
-// build on them.
+// write by hand: typed connections, a lease keeper, a fenced writer, typed
+// errors and a retry policy.
 export * from './errors.js';
 export * from './retry.js';
+export * from './connection.js';
+export * from './lease-keeper.js';
+export * from './fenced-writer.js';

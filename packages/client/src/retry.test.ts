@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { hasSettled } from '@fencer/testkit';
-import { DEFAULT_RETRY_POLICY, backoffMs, sleep, type RetryPolicy } from './retry.js';
+import { DEFAULT_RETRY_POLICY, backoffMs, sleep, withRetries, type RetryPolicy } from './retry.js';
 
 const policy = (random: number, overrides: Partial<RetryPolicy> = {}): RetryPolicy => ({
   initialMs: 100,
@@ -50,5 +50,50 @@ describe('sleep', () => {
 
   it('resolves after its time without a signal', async () => {
     await expect(sleep(1)).resolves.toBeUndefined();
+  });
+});
+
+describe('withRetries', () => {
+  const failing = (failures: number, errors: unknown[] = []) => {
+    let calls = 0;
+    return {
+      attempt: (n: number) => {
+        expect(n).toBe(calls++);
+        if (calls <= failures) {
+          const error = new Error(`failure ${calls}`);
+          errors.push(error);
+          return Promise.reject(error);
+        }
+        return Promise.resolve(`after ${calls} attempts`);
+      },
+      calls: () => calls,
+    };
+  };
+
+  it('retries what shouldRetry accepts until an attempt succeeds', async () => {
+    const run = failing(3);
+    expect(await withRetries(policy(0), run.attempt, { shouldRetry: () => true })).toBe('after 4 attempts');
+  });
+
+  it('throws at once what shouldRetry declines, and the last error when attempts run out', async () => {
+    const declined = failing(3);
+    await expect(withRetries(policy(0), declined.attempt, { shouldRetry: () => false })).rejects.toThrow('failure 1');
+    const exhausted = failing(10);
+    await expect(
+      withRetries(policy(0, { maxAttempts: 3 }), exhausted.attempt, { shouldRetry: () => true }),
+    ).rejects.toThrow('failure 3');
+    expect(exhausted.calls()).toBe(3);
+  });
+
+  it('an abort during the wait rethrows the last attempt error, not the abort', async () => {
+    const controller = new AbortController();
+    const run = failing(10);
+    const pending = withRetries(policy(0.5, { initialMs: 60_000, maxMs: 60_000 }), run.attempt, {
+      shouldRetry: () => true,
+      signal: controller.signal,
+    });
+    expect(await hasSettled(pending)).toBe(false);
+    controller.abort(new Error('stop'));
+    await expect(pending).rejects.toThrow('failure 1');
   });
 });

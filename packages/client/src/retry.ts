@@ -62,3 +62,28 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/**
+ * Runs `attempt` (numbered from 0) until it resolves, throws an error that
+ * `shouldRetry` declines, or the policy has no attempts left; between
+ * attempts it waits backoffMs. An abort of `signal` ends the wait and
+ * rethrows the last attempt's error: its outcome is what the caller must
+ * deal with, not the abort.
+ */
+export async function withRetries<T>(
+  policy: RetryPolicy,
+  attempt: (n: number) => Promise<T>,
+  options: { readonly shouldRetry: (error: unknown) => boolean; readonly signal?: AbortSignal },
+): Promise<T> {
+  for (let n = 0; ; n++) {
+    try {
+      return await attempt(n);
+    } catch (error) {
+      const waitMs = options.shouldRetry(error) ? backoffMs(policy, n) : undefined;
+      if (waitMs === undefined) throw error;
+      await sleep(waitMs, options.signal).catch(() => {
+        throw error;
+      });
+    }
+  }
+}

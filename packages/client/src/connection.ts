@@ -1,0 +1,313 @@
+// One connection to each service, as a worker uses it: the bearer token on
+// every call (A2), TLS when asked for, a deadline on every call, errors
+// typed once (toFencerError), tokens as bigint, and an optional observer
+// that sees every call go out and come back (what the chaos suite records).
+import * as grpc from '@grpc/grpc-js';
+import {
+  bearer,
+  fencing,
+  unaryCall,
+  type CoordinatorClient,
+  type Lease__Output,
+  type SinkClient,
+  type AcquireRequest,
+  type AcquireResponse__Output,
+  type RenewRequest,
+  type RenewResponse__Output,
+  type ReleaseRequest,
+  type ReleaseResponse__Output,
+  type DescribeRequest,
+  type DescribeResponse__Output,
+  type WriteRequest,
+  type WriteResponse__Output,
+  type ReadRequest,
+  type ReadResponse__Output,
+  type GetFenceRequest,
+  type GetFenceResponse__Output,
+} from '@fencer/proto';
+import { toFencerError, type FencerError } from './errors.js';
+
+/** TLS for a connection: the CA that signed the server's certificate, and a client certificate when the server asks for one. */
+export interface TlsOptions {
+  /** PEM; absent: the system's roots. */
+  readonly ca?: Buffer;
+  /** PEM client certificate and key, for servers that require client certificates. */
+  readonly cert?: Buffer;
+  readonly key?: Buffer;
+}
+
+/** Every RPC a worker sends, by service. */
+export type CallMethod = 'Acquire' | 'Renew' | 'Release' | 'Describe' | 'Write' | 'Read' | 'GetFence';
+
+/** One call as it leaves: the method and the request exactly as sent (tokens as decimal strings). */
+export interface SentCall {
+  readonly method: CallMethod;
+  readonly request: object;
+}
+
+/** How one call ended: its response, or the typed error it was refused or lost with. */
+export type CallOutcome =
+  { readonly ok: true; readonly response: object } | { readonly ok: false; readonly error: FencerError };
+
+/**
+ * Sees every call of a connection: called as the call is sent, it returns
+ * the function that is called once with the call's outcome. It must not
+ * throw; it runs inside the call path.
+ */
+export type CallObserver = (call: SentCall) => (outcome: CallOutcome) => void;
+
+/** Where a connection goes and how. */
+export interface ConnectionOptions {
+  /** HOST:PORT of the service (or of the proxy in front of it). */
+  readonly address: string;
+  /** Bearer token sent as `authorization: Bearer <token>` on every call (A2); absent for a sink or coordinator run with `--insecure`. */
+  readonly token?: string;
+  /** TLS; absent: plaintext. */
+  readonly tls?: TlsOptions;
+  /** Deadline of each call in ms unless the caller gives a shorter one (default 2,000). */
+  readonly callTimeoutMs?: number;
+  readonly observer?: CallObserver;
+  /** Extra grpc-js channel options, over this library's defaults. */
+  readonly channelOptions?: grpc.ChannelOptions;
+}
+
+/** How one call is bounded: a deadline shorter than the connection's, and a signal that cancels it. */
+export interface CallOptions {
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+// grpc-js backs off reconnecting for up to 120 s by default: a worker whose
+// link was cut for a second would then sit out two minutes of its lease.
+const DEFAULT_CHANNEL_OPTIONS: grpc.ChannelOptions = Object.freeze({
+  'grpc.initial_reconnect_backoff_ms': 100,
+  'grpc.max_reconnect_backoff_ms': 1_000,
+});
+
+const DEFAULT_CALL_TIMEOUT_MS = 2_000;
+
+type Method<Req, Res> = (
+  request: Req,
+  metadata: grpc.Metadata,
+  options: grpc.CallOptions,
+  callback: (error: grpc.ServiceError | null, response?: Res) => void,
+) => grpc.ClientUnaryCall;
+
+/** What both connections share: the channel, the token, the deadline, the observer. */
+abstract class Connection<Client extends grpc.Client> {
+  readonly address: string;
+  protected readonly client: Client;
+  readonly #options: ConnectionOptions;
+
+  protected constructor(
+    Client: new (address: string, credentials: grpc.ChannelCredentials, options: grpc.ChannelOptions) => Client,
+    options: ConnectionOptions,
+  ) {
+    this.address = options.address;
+    this.#options = options;
+    const credentials = options.tls
+      ? grpc.credentials.createSsl(options.tls.ca ?? null, options.tls.key ?? null, options.tls.cert ?? null)
+      : grpc.credentials.createInsecure();
+    this.client = new Client(options.address, credentials, { ...DEFAULT_CHANNEL_OPTIONS, ...options.channelOptions });
+  }
+
+  /** Sends one call; rejects with a FencerError, never a raw grpc-js error. */
+  protected async call<Req extends object, Res extends object>(
+    name: CallMethod,
+    method: Method<Req, Res>,
+    request: Req,
+    options: CallOptions,
+  ): Promise<Res> {
+    const timeoutMs = Math.min(options.timeoutMs ?? Infinity, this.#options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
+    const settled = this.#options.observer?.({ method: name, request });
+    try {
+      const response = await unaryCall(this.client, method, request, {
+        metadata: this.#options.token === undefined ? new grpc.Metadata() : bearer(this.#options.token),
+        timeoutMs: Math.max(0, timeoutMs),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      settled?.({ ok: true, response });
+      return response;
+    } catch (raw) {
+      const error = toFencerError(raw);
+      settled?.({ ok: false, error });
+      throw error;
+    }
+  }
+
+  /** Closes the channel; calls in flight fail CANCELLED. */
+  close(): void {
+    this.client.close();
+  }
+}
+
+/** A granted or renewed lease, tokens as bigint. */
+export interface LeaseGrant {
+  readonly resource: string;
+  readonly ownerId: string;
+  readonly incarnation: bigint;
+  readonly token: bigint;
+  readonly ttlMs: number;
+  /** How long the lease runs on as the coordinator saw it when it answered; 0 for a replayed grant that has ended (R1). */
+  readonly remainingMs: number;
+}
+
+/** Who asks for a lease: PROTOCOL.md's (owner_id, incarnation). */
+export interface LeaseIdentity {
+  readonly resource: string;
+  readonly ownerId: string;
+  readonly incarnation: bigint;
+}
+
+/** The Coordinator's four RPCs, typed. */
+export class CoordinatorConnection extends Connection<CoordinatorClient> {
+  constructor(options: ConnectionOptions) {
+    super(fencing.Coordinator, options);
+  }
+
+  /** Acquire (L2, L3, R1): the grant and whether it is a replay of this request id's. */
+  async acquire(
+    request: LeaseIdentity & { readonly requestId: string; readonly ttlMs: number },
+    options: CallOptions = {},
+  ): Promise<{ lease: LeaseGrant; replayed: boolean }> {
+    const response = await this.call<AcquireRequest, AcquireResponse__Output>(
+      'Acquire',
+      this.client.Acquire,
+      {
+        request_id: request.requestId,
+        resource: request.resource,
+        owner_id: request.ownerId,
+        incarnation: request.incarnation.toString(),
+        ttl_ms: String(request.ttlMs),
+      },
+      options,
+    );
+    return { lease: leaseGrant(response.lease), replayed: response.replayed };
+  }
+
+  /** Renew (L4); `ttlMs` 0 keeps the current TTL. */
+  async renew(
+    request: LeaseIdentity & { readonly token: bigint; readonly ttlMs: number },
+    options: CallOptions = {},
+  ): Promise<LeaseGrant> {
+    const response = await this.call<RenewRequest, RenewResponse__Output>(
+      'Renew',
+      this.client.Renew,
+      {
+        resource: request.resource,
+        owner_id: request.ownerId,
+        incarnation: request.incarnation.toString(),
+        token: request.token.toString(),
+        ttl_ms: String(request.ttlMs),
+      },
+      options,
+    );
+    return leaseGrant(response.lease);
+  }
+
+  /** Release (L5): true when this call freed the resource. */
+  async release(request: LeaseIdentity & { readonly token: bigint }, options: CallOptions = {}): Promise<boolean> {
+    const response = await this.call<ReleaseRequest, ReleaseResponse__Output>(
+      'Release',
+      this.client.Release,
+      {
+        resource: request.resource,
+        owner_id: request.ownerId,
+        incarnation: request.incarnation.toString(),
+        token: request.token.toString(),
+      },
+      options,
+    );
+    return response.released;
+  }
+
+  /** Describe: the valid lease, if any, and the last token granted. */
+  async describe(resource: string, options: CallOptions = {}): Promise<{ lease?: LeaseGrant; lastToken: bigint }> {
+    const response = await this.call<DescribeRequest, DescribeResponse__Output>(
+      'Describe',
+      this.client.Describe,
+      { resource },
+      options,
+    );
+    const lastToken = BigInt(response.last_token);
+    return response.lease ? { lease: leaseGrant(response.lease), lastToken } : { lastToken };
+  }
+}
+
+/** What the sink did with a Write: stored it now, or found the same payload already stored (F3). */
+export interface WriteReceipt {
+  readonly outcome: 'applied' | 'replayed';
+  /** The resource's fence when the write was accepted (equal to the token, F1). */
+  readonly fence: bigint;
+}
+
+/** The Sink's worker-facing RPCs, typed (AdvanceFence is the coordinator's, A4). */
+export class SinkConnection extends Connection<SinkClient> {
+  constructor(options: ConnectionOptions) {
+    super(fencing.Sink, options);
+  }
+
+  /** Write (F1–F3). Prefer FencedWriter, which sends the lease's token and retries safely. */
+  async write(
+    request: {
+      readonly resource: string;
+      readonly token: bigint;
+      readonly resultId: string;
+      readonly payload: Uint8Array;
+    },
+    options: CallOptions = {},
+  ): Promise<WriteReceipt> {
+    const response = await this.call<WriteRequest, WriteResponse__Output>(
+      'Write',
+      this.client.Write,
+      {
+        resource: request.resource,
+        token: request.token.toString(),
+        result_id: request.resultId,
+        payload: Buffer.from(request.payload),
+      },
+      options,
+    );
+    return { outcome: response.outcome === 'REPLAYED' ? 'replayed' : 'applied', fence: BigInt(response.fence) };
+  }
+
+  /** Read: the stored payload and the token it was written with; ResultNotFoundError when nothing is stored. */
+  async read(
+    resource: string,
+    resultId: string,
+    options: CallOptions = {},
+  ): Promise<{ payload: Buffer; token: bigint }> {
+    const response = await this.call<ReadRequest, ReadResponse__Output>(
+      'Read',
+      this.client.Read,
+      { resource, result_id: resultId },
+      options,
+    );
+    return { payload: response.payload, token: BigInt(response.token) };
+  }
+
+  /** GetFence: the resource's fence, 0 when none was ever set. */
+  async getFence(resource: string, options: CallOptions = {}): Promise<bigint> {
+    const response = await this.call<GetFenceRequest, GetFenceResponse__Output>(
+      'GetFence',
+      this.client.GetFence,
+      { resource },
+      options,
+    );
+    return BigInt(response.fence);
+  }
+}
+
+function leaseGrant(lease: Lease__Output | null): LeaseGrant {
+  // The coordinator always sets the lease of an Acquire or Renew answer; a
+  // missing one is a broken server, reported as such rather than as a token 0.
+  if (!lease) throw toFencerError(new Error('the coordinator answered without a lease'));
+  return {
+    resource: lease.resource,
+    ownerId: lease.owner_id,
+    incarnation: BigInt(lease.incarnation),
+    token: BigInt(lease.token),
+    ttlMs: Number(lease.ttl_ms),
+    remainingMs: Number(lease.remaining_ms),
+  };
+}

@@ -1,0 +1,62 @@
+// Writing under a lease: every write carries the lease's token, and the
+// sink alone decides whether that token is still the fence (F1). A write
+// whose reply was lost is retried with the same result id, which F3 makes
+// safe (the same payload is REPLAYED, never stored twice); once the lease is
+// known lost nothing is retried, because a retry could only be refused or,
+// worse, be the first copy to land after a successor's writes.
+import { FencerError, LeaseLostError, toFencerError } from './errors.js';
+import type { SinkConnection, WriteReceipt } from './connection.js';
+import type { FencingLease } from './lease-keeper.js';
+import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from './retry.js';
+
+/** How a FencedWriter retries. */
+export interface FencedWriterOptions {
+  /** Spacing and number of retries of transient failures (UNAVAILABLE, DEADLINE_EXCEEDED). */
+  readonly retry?: RetryPolicy;
+}
+
+/**
+ * Writes results under one lease. `write` resolves with the sink's receipt
+ * or rejects with a typed error: LeaseLostError (STALE_TOKEN,
+ * TOKEN_NOT_ISSUED; the lease is then abandoned), ResultConflictError (this
+ * result id holds another payload), or UnavailableError when the write's
+ * fate is unknown (retries ran out, or the lease was lost meanwhile): read
+ * the result id back to learn whether it landed.
+ */
+export class FencedWriter {
+  readonly #sink: SinkConnection;
+  readonly #lease: FencingLease;
+  readonly #retry: RetryPolicy;
+
+  constructor(sink: SinkConnection, lease: FencingLease, options: FencedWriterOptions = {}) {
+    this.#sink = sink;
+    this.#lease = lease;
+    this.#retry = options.retry ?? DEFAULT_RETRY_POLICY;
+  }
+
+  /**
+   * Stores `payload` under `resultId` (which should name the work, such as
+   * task and step, not the attempt) with the lease's token. The first
+   * attempt is always sent, even if the lease is known lost: the sink's
+   * answer is the authoritative one (F5: with no successor it still accepts).
+   */
+  async write(resultId: string, payload: Uint8Array | string): Promise<WriteReceipt> {
+    const request = {
+      resource: this.#lease.resource,
+      token: this.#lease.token,
+      resultId,
+      payload: typeof payload === 'string' ? Buffer.from(payload) : payload,
+    };
+    const lost = this.#lease.signal;
+    try {
+      return await withRetries(this.#retry, () => this.#sink.write(request), {
+        shouldRetry: (error) => error instanceof FencerError && error.retryable && !lost?.aborted,
+        ...(lost ? { signal: lost } : {}),
+      });
+    } catch (raw) {
+      const error = toFencerError(raw);
+      if (error instanceof LeaseLostError) this.#lease.abandon?.(error);
+      throw error;
+    }
+  }
+}
