@@ -1,5 +1,5 @@
 // The floors of the house (README, "Layout"): imports go down only.
-//   proto → common → server-kit | client → services → supervisor → chaos → cli
+//   proto → common → server-kit | client → services → worker → supervisor → chaos → cli
 //   (testkit: test code only; interop: tests only)
 // A floor may import any floor below it, never one above, and the two
 // services never import each other. Test files and test doubles may use the
@@ -13,6 +13,7 @@ const floors = [
   ['server-kit', '^packages/server-kit/'],
   ['client', '^packages/client/'],
   ['services', '^services/'],
+  ['worker', '^packages/worker/'],
   ['supervisor', '^packages/supervisor/'],
   ['chaos', '^chaos/'],
   ['cli', '^cli/'],

@@ -5,6 +5,7 @@ import { toxiproxyCommand } from '@fencer/chaos';
 import { coordinatorCommand } from '@fencer/coordinator';
 import { sinkCommand } from '@fencer/sink';
 import { credentialsCommand, healthCommand } from '@fencer/supervisor';
+import { workerCommand } from '@fencer/worker';
 import { clusterCommand } from './cluster.js';
 
 const program = new Command('fencer')
@@ -14,6 +15,7 @@ const program = new Command('fencer')
   .addCommand(sinkCommand())
   .addCommand(coordinatorCommand())
   .addCommand(clusterCommand())
+  .addCommand(workerCommand())
   .addCommand(toxiproxyCommand())
   .addCommand(healthCommand())
   .addCommand(credentialsCommand());

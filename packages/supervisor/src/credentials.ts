@@ -20,11 +20,14 @@ export interface ClusterCredentials {
   readonly credentialsFile: string;
   /** The coordinator's bearer token for the sink. */
   readonly sinkTokenFile: string;
+  /** Each generated worker identity's bearer token file (DATA/<identity>.token), for `fencer worker --token-file`. */
+  readonly workerTokenFiles: Readonly<Record<string, string>>;
 }
 
 /**
- * Creates DATA/credentials.json (mode 0600) and DATA/coordinator.token once;
- * later runs reuse them so clients' tokens stay valid across restarts.
+ * Creates DATA/credentials.json (mode 0600), DATA/coordinator.token and a
+ * DATA/<identity>.token per worker once; later runs reuse them so clients'
+ * tokens stay valid across restarts.
  */
 export function ensureCredentials(data: string): ClusterCredentials {
   const credentialsFile = join(data, 'credentials.json');
@@ -39,25 +42,34 @@ export function ensureCredentials(data: string): ClusterCredentials {
   }
   if (!existsSync(sinkTokenFile)) {
     // Derived from the credentials file, so an edited file keeps working.
-    let credentials;
-    try {
-      credentials = readCredentialsFile(credentialsFile);
-    } catch (error) {
-      throw new ConfigError((error as Error).message);
-    }
+    const credentials = readCredentials(credentialsFile);
     const coordinator = credentials.find((c) => c.role === 'coordinator');
     if (!coordinator) throw new ConfigError(`${credentialsFile} has no coordinator credential for the sink`);
     writeFileSync(sinkTokenFile, coordinator.token + '\n', { mode: 0o600 });
   }
-  return { credentialsFile, sinkTokenFile };
+  const workerTokenFiles: Record<string, string> = {};
+  for (const { identity, token } of readCredentials(credentialsFile).filter((c) => c.role === 'worker')) {
+    const file = join(data, `${identity}.token`);
+    if (!existsSync(file)) writeFileSync(file, token + '\n', { mode: 0o600 });
+    workerTokenFiles[identity] = file;
+  }
+  return { credentialsFile, sinkTokenFile, workerTokenFiles };
 }
 
-/** `fencer credentials DIR`: writes (or keeps) DIR/credentials.json and DIR/coordinator.token, then prints their paths. */
+function readCredentials(file: string) {
+  try {
+    return readCredentialsFile(file);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+}
+
+/** `fencer credentials DIR`: writes (or keeps) DIR/credentials.json, DIR/coordinator.token and the workers' DIR/<identity>.token, then prints their paths. */
 export function credentialsCommand(): Command {
   return configuredCommand(
     new Command('credentials')
       .description(
-        'generate credentials.json and coordinator.token into DIR (kept if present), e.g. for docker compose',
+        'generate credentials.json, coordinator.token and worker tokens into DIR (kept if present), e.g. for docker compose',
       )
       .argument('<dir>', 'where to write them'),
     [],
@@ -71,8 +83,8 @@ export function credentialsCommand(): Command {
           `cannot use ${target}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
         );
       }
-      const { credentialsFile, sinkTokenFile } = ensureCredentials(target);
-      process.stdout.write(`${credentialsFile}\n${sinkTokenFile}\n`);
+      const { credentialsFile, sinkTokenFile, workerTokenFiles } = ensureCredentials(target);
+      process.stdout.write([credentialsFile, sinkTokenFile, ...Object.values(workerTokenFiles)].join('\n') + '\n');
     },
   );
 }

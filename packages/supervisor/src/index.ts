@@ -22,3 +22,9 @@ export {
 } from './cluster.js';
 export { healthStatus, healthCommand } from './health.js';
 export { ensureCredentials, credentialsCommand, type ClusterCredentials } from './credentials.js';
+export {
+  startWorker,
+  type WorkerProcess,
+  type WorkerProcessOptions,
+  type StampedWorkerEvent,
+} from './worker-process.js';

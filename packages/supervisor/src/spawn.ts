@@ -30,6 +30,8 @@ export interface SpawnReadyOptions {
   onStderr?: (text: string) => void;
   /** Aborting before the ready line sends the child SIGTERM. */
   signal?: AbortSignal;
+  /** Every stdout line, the ready line and those before and after it included. */
+  onStdoutLine?: (line: string) => void;
 }
 
 // Enough to explain a failed start: the reason is the last thing a child says.
@@ -100,6 +102,7 @@ export function spawnReady(
     // Read stdout to its end even after the ready line: a child blocked on a
     // full pipe would stop serving.
     createInterface({ input: child.stdout! }).on('line', (line) => {
+      options.onStdoutLine?.(line);
       let event: unknown;
       try {
         event = JSON.parse(line);

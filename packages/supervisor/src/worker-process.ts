@@ -1,0 +1,126 @@
+// A `fencer worker` child, seen from its supervisor: commands go in on its
+// stdin, its JSON events come back one per line, and a caller waits on the
+// event it needs rather than on time.
+import type { ChildProcess } from 'node:child_process';
+import type { WorkerEvent } from '@fencer/worker';
+import { fencerBin } from './fencer-bin.js';
+import { spawnReady, stopChild } from './spawn.js';
+
+/** A worker event as printed: the event and the time (shared clock, ms) it was printed at. */
+export type StampedWorkerEvent = WorkerEvent & { readonly atMs: number };
+
+/** How to start a worker: where it works, as whom, and any further `fencer worker` flags. */
+export interface WorkerProcessOptions {
+  readonly coordinator: string;
+  readonly sink: string;
+  readonly owner: string;
+  /** The worker's bearer token file; absent: `--insecure`. */
+  readonly tokenFile?: string;
+  /** More flags, e.g. ['--commands', '--ttl-ms', '800']. */
+  readonly args?: readonly string[];
+  /** Each event as it arrives. */
+  readonly onEvent?: (event: StampedWorkerEvent) => void;
+}
+
+/** A running worker. */
+export interface WorkerProcess {
+  readonly owner: string;
+  readonly child: ChildProcess;
+  /** Every event so far, in order. */
+  readonly events: readonly StampedWorkerEvent[];
+  /** Sends one command line (with --commands). */
+  send(command: string): void;
+  /**
+   * Resolves with the first event not yet returned by next() that matches,
+   * and moves past it; rejects if none arrives within `timeoutMs` or the
+   * worker exits first.
+   */
+  next<K extends StampedWorkerEvent['event']>(
+    event: K,
+    options?: {
+      readonly where?: (event: Extract<StampedWorkerEvent, { event: K }>) => boolean;
+      readonly timeoutMs?: number;
+    },
+  ): Promise<Extract<StampedWorkerEvent, { event: K }>>;
+  /** SIGTERM (the worker releases its lease and exits), SIGKILL after graceMs. */
+  stop(graceMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts `fencer worker` and resolves once it printed its ready line. */
+export async function startWorker(options: WorkerProcessOptions): Promise<WorkerProcess> {
+  const events: StampedWorkerEvent[] = [];
+  const waiters = new Set<() => void>();
+  let cursor = 0;
+  let stderr = '';
+  const started = await spawnReady(
+    fencerBin(),
+    [
+      'worker',
+      '--coordinator',
+      options.coordinator,
+      '--sink',
+      options.sink,
+      '--owner',
+      options.owner,
+      ...(options.tokenFile === undefined ? ['--insecure'] : ['--token-file', options.tokenFile]),
+      ...(options.args ?? []),
+    ],
+    {
+      onStderr: (text) => (stderr = (stderr + text).slice(-8_192)),
+      onStdoutLine: (line) => {
+        let event: StampedWorkerEvent;
+        try {
+          event = JSON.parse(line) as StampedWorkerEvent;
+        } catch {
+          return;
+        }
+        events.push(event);
+        options.onEvent?.(event);
+        for (const wake of waiters) wake();
+      },
+    },
+  );
+  let gone = false;
+  void started.exited.then(() => {
+    gone = true;
+    for (const wake of waiters) wake();
+  });
+
+  return {
+    owner: options.owner,
+    child: started.child,
+    events,
+    exited: started.exited,
+    send: (command) => started.child.stdin!.write(command + '\n'),
+    stop: (graceMs = 5_000) => stopChild(started, graceMs),
+    next: (event, { where, timeoutMs = 15_000 } = {}) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          for (let i = cursor; i < events.length; i++) {
+            const candidate = events[i]!;
+            if (candidate.event === event && (where?.(candidate as never) ?? true)) {
+              cursor = i + 1;
+              finish();
+              resolve(candidate as never);
+              return;
+            }
+          }
+          if (gone) {
+            finish();
+            reject(new Error(`worker ${options.owner} exited before "${event}"${stderr ? `: ${stderr.trim()}` : ''}`));
+          }
+        };
+        const timer = setTimeout(() => {
+          finish();
+          reject(new Error(`worker ${options.owner} printed no "${event}" within ${timeoutMs} ms`));
+        }, timeoutMs);
+        const finish = () => {
+          clearTimeout(timer);
+          waiters.delete(check);
+        };
+        waiters.add(check);
+        check();
+      }),
+  };
+}

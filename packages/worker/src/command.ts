@@ -1,0 +1,180 @@
+// `fencer worker`: a worker process built on @fencer/client. Looping, it
+// does what a task worker does (acquire, work in steps, write each step's
+// result under its token, release, again); with --commands it does one
+// step per line of stdin, which is how the demo tells a story with it.
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { Command, Option } from 'commander';
+import { LeaseHeldError, sleep } from '@fencer/client';
+import { ConfigError, configuredCommand, hostPort, positiveInteger, whenParentGone } from '@fencer/server-kit';
+import { emit } from './events.js';
+import { WorkerSession, type WorkerConfig } from './session.js';
+
+/** Everything `fencer worker` runs with. */
+export interface WorkerCommandConfig {
+  readonly worker: WorkerConfig;
+  /** Read one command per stdin line instead of looping. */
+  readonly commands: boolean;
+  /** Loop: results written per lease, think time before each, leases to hold (0: until stopped). */
+  readonly steps: number;
+  readonly stepMs: number;
+  readonly rounds: number;
+}
+
+/** `fencer worker`. */
+export function workerCommand(): Command {
+  return configuredCommand(
+    new Command('worker').description(
+      'a worker built on @fencer/client: acquire a lease, write results under its token, renew, release; prints one JSON event per line',
+    ),
+    [
+      new Option('--coordinator <host:port>', 'the coordinator (or its proxy)')
+        .argParser(hostPort)
+        .makeOptionMandatory()
+        .env('FENCER_WORKER_COORDINATOR'),
+      new Option('--sink <host:port>', 'the sink (or its proxy)')
+        .argParser(hostPort)
+        .makeOptionMandatory()
+        .env('FENCER_WORKER_SINK'),
+      new Option('--owner <id>', 'owner id; with credentials, the identity of the token')
+        .makeOptionMandatory()
+        .env('FENCER_WORKER_OWNER'),
+      new Option('--resource <name>', 'the resource to work on').default('task-1').env('FENCER_WORKER_RESOURCE'),
+      new Option('--ttl-ms <n>', 'lease TTL asked for')
+        .default(2_000)
+        .argParser(positiveInteger)
+        .env('FENCER_WORKER_TTL_MS'),
+      new Option('--token-file <file>', "file holding this worker's bearer token").env('FENCER_WORKER_TOKEN_FILE'),
+      new Option('--insecure', 'send no credentials (services run with --insecure)').env('FENCER_WORKER_INSECURE'),
+      new Option('--call-timeout-ms <n>', 'deadline of each call').default(1_000).argParser(positiveInteger),
+      new Option('--commands', 'do one command per stdin line: acquire | write ID PAYLOAD | read ID | release | exit'),
+      new Option('--steps <n>', 'loop: results written per lease').default(5).argParser(positiveInteger),
+      new Option('--step-ms <n>', 'loop: work time before each result').default(500).argParser(positiveInteger),
+      new Option('--rounds <n>', 'loop: leases to hold before exiting; 0 runs until stopped')
+        .default(0)
+        .argParser((value) => (value === '0' ? 0 : positiveInteger(value))),
+    ],
+    (options: {
+      coordinator: string;
+      sink: string;
+      owner: string;
+      resource: string;
+      ttlMs: number;
+      tokenFile?: string;
+      insecure?: boolean;
+      callTimeoutMs: number;
+      commands?: boolean;
+      steps: number;
+      stepMs: number;
+      rounds: number;
+    }): WorkerCommandConfig => {
+      if ((options.tokenFile === undefined) === (options.insecure !== true)) {
+        throw new ConfigError('give either --token-file FILE or --insecure');
+      }
+      return Object.freeze({
+        worker: Object.freeze({
+          coordinator: options.coordinator,
+          sink: options.sink,
+          ownerId: options.owner,
+          resource: options.resource,
+          ttlMs: options.ttlMs,
+          callTimeoutMs: options.callTimeoutMs,
+          ...(options.tokenFile === undefined ? {} : { token: readToken(options.tokenFile) }),
+        }),
+        commands: options.commands === true,
+        steps: options.steps,
+        stepMs: options.stepMs,
+        rounds: options.rounds,
+      });
+    },
+    runWorker,
+  );
+}
+
+function readToken(file: string): string {
+  try {
+    const token = readFileSync(file, 'utf8').trim();
+    if (token) return token;
+  } catch (error) {
+    throw new ConfigError(
+      `cannot read --token-file ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+    );
+  }
+  throw new ConfigError(`--token-file ${file} is empty`);
+}
+
+async function runWorker(config: WorkerCommandConfig): Promise<void> {
+  const session = new WorkerSession(config.worker);
+  let closing: Promise<void> | undefined;
+  // A stopped worker releases what it holds, so a successor need not wait out the TTL.
+  const stop = () => {
+    closing ??= session.close().then(() => process.exit(0));
+    return closing;
+  };
+  process.on('SIGINT', () => void stop());
+  process.on('SIGTERM', () => void stop());
+  emit({ event: 'ready', service: 'worker', owner: config.worker.ownerId, address: config.worker.coordinator });
+  if (config.commands) {
+    await runCommands(session);
+  } else {
+    whenParentGone(() => void stop());
+    await runLoop(session, config);
+  }
+  await stop();
+}
+
+/** One command per stdin line, in order; end of input ends the worker. */
+async function runCommands(session: WorkerSession): Promise<void> {
+  for await (const line of createInterface({ input: process.stdin })) {
+    const [verb = '', first = '', ...rest] = line.trim().split(/\s+/);
+    switch (verb) {
+      case '':
+        break;
+      case 'acquire':
+        await session.acquire();
+        break;
+      case 'write':
+        await session.write(first, rest.join(' '));
+        break;
+      case 'read':
+        await session.read(first);
+        break;
+      case 'release':
+        await session.release();
+        break;
+      case 'exit':
+        return;
+      default:
+        emit({
+          event: 'error',
+          message: `unknown command "${verb}": acquire | write ID PAYLOAD | read ID | release | exit`,
+        });
+    }
+  }
+}
+
+/** Acquire, work `steps` steps writing each result, release; again, `rounds` times or forever. */
+async function runLoop(session: WorkerSession, config: WorkerCommandConfig): Promise<void> {
+  const owner = config.worker.ownerId;
+  for (let round = 1; config.rounds === 0 || round <= config.rounds;) {
+    const acquired = await session.acquire();
+    if (!acquired.ok) {
+      // Held by someone else: come back when their lease would end; else a short pause.
+      const waitMs = acquired.error instanceof LeaseHeldError ? (acquired.error.remainingMs ?? 500) : 500;
+      await sleep(Math.min(waitMs, config.worker.ttlMs) + Math.random() * 100);
+      continue;
+    }
+    const keeper = acquired.value;
+    for (let step = 1; step <= config.steps && !keeper.signal.aborted; step++) {
+      const worked = await sleep(config.stepMs, keeper.signal).then(
+        () => true,
+        () => false, // the lease was lost mid-step: stop this work
+      );
+      if (!worked) break;
+      const written = await session.write(`${owner}-${keeper.token}-${step}`, `${owner}@${keeper.token}#${step}`);
+      if (!written.ok) break;
+    }
+    if (!keeper.signal.aborted) await session.release();
+    round++;
+  }
+}

@@ -1,0 +1,69 @@
+// What a worker process tells its supervisor: one JSON object per stdout
+// line. Times are milliseconds on `performance.timeOrigin + performance.now()`,
+// a high-resolution clock that processes on one machine share, so a
+// supervisor can order events of several workers (never lease arithmetic:
+// that stays on each keeper's monotonic clock).
+import type { CallMethod } from '@fencer/client';
+
+/** An RPC as the worker's library sent it and saw it end. */
+export interface CallEvent {
+  readonly event: 'call';
+  readonly method: CallMethod;
+  /** The request as sent, payload as UTF-8 text. */
+  readonly request: Readonly<Record<string, unknown>>;
+  readonly sentAtMs: number;
+  readonly doneAtMs: number;
+  /** 'ok', or the refusal's reason ('' when it had none). */
+  readonly outcome: string;
+  /** The gRPC status code name of a failure. */
+  readonly code?: string;
+  /** Whether the failure may be retried with the same request (an unknown outcome when true). */
+  readonly retryable?: boolean;
+  readonly response?: Readonly<Record<string, unknown>>;
+}
+
+/** Every line a worker prints. */
+export type WorkerEvent =
+  | { readonly event: 'ready'; readonly service: 'worker'; readonly owner: string; readonly address: string }
+  | CallEvent
+  | {
+      readonly event: 'acquired';
+      readonly resource: string;
+      readonly token: string;
+      readonly requestId: string;
+      readonly replayed: boolean;
+    }
+  | { readonly event: 'renewed'; readonly resource: string; readonly token: string; readonly remainingMs: number }
+  | { readonly event: 'lease-lost'; readonly resource: string; readonly token: string; readonly reason: string }
+  | {
+      readonly event: 'written';
+      readonly resource: string;
+      readonly resultId: string;
+      readonly outcome: 'applied' | 'replayed';
+      readonly fence: string;
+    }
+  | {
+      readonly event: 'read';
+      readonly resource: string;
+      readonly resultId: string;
+      readonly payload: string;
+      readonly token: string;
+    }
+  | { readonly event: 'released'; readonly resource: string; readonly released: boolean }
+  | {
+      readonly event: 'refused';
+      readonly command: string;
+      readonly reason: string;
+      readonly code: string;
+      readonly message: string;
+      readonly details: Readonly<Record<string, string>>;
+    }
+  | { readonly event: 'error'; readonly message: string };
+
+/** The shared clock of worker events. */
+export const eventClockMs = (): number => performance.timeOrigin + performance.now();
+
+/** Prints one event as a JSON line, stamped with `atMs`. */
+export function emit(event: WorkerEvent): void {
+  process.stdout.write(JSON.stringify({ ...event, atMs: eventClockMs() }) + '\n');
+}

@@ -1,0 +1,178 @@
+// One worker's hold on one resource, built only on @fencer/client: the
+// steps both modes (commands on stdin, or the loop) are made of, each
+// reporting what happened as events instead of throwing.
+import * as grpc from '@grpc/grpc-js';
+import {
+  CoordinatorConnection,
+  FencedWriter,
+  FencerError,
+  LeaseKeeper,
+  SinkConnection,
+  type CallObserver,
+  type RetryPolicy,
+} from '@fencer/client';
+import { emit, eventClockMs } from './events.js';
+
+/** Who the worker is and where it works. */
+export interface WorkerConfig {
+  readonly coordinator: string;
+  readonly sink: string;
+  readonly ownerId: string;
+  readonly resource: string;
+  readonly ttlMs: number;
+  /** Bearer token; absent against `--insecure` services. */
+  readonly token?: string;
+  readonly callTimeoutMs: number;
+  readonly retry?: RetryPolicy;
+}
+
+/** What a step ended with: its value, or the typed error already reported as a `refused` event. */
+export type StepResult<T> = { ok: true; value: T } | { ok: false; error: FencerError };
+
+/** A worker's connections and its current lease, if any. */
+export class WorkerSession {
+  readonly config: WorkerConfig;
+  readonly #coordinator: CoordinatorConnection;
+  readonly #sink: SinkConnection;
+  #keeper: LeaseKeeper | undefined;
+  #writer: FencedWriter | undefined;
+
+  constructor(config: WorkerConfig) {
+    this.config = config;
+    const observer: CallObserver = (call) => {
+      const sentAtMs = eventClockMs();
+      return (outcome) =>
+        emit({
+          event: 'call',
+          method: call.method,
+          request: printable(call.request),
+          sentAtMs,
+          doneAtMs: eventClockMs(),
+          ...(outcome.ok
+            ? { outcome: 'ok', response: printable(outcome.response) }
+            : {
+                outcome: outcome.error.reason,
+                code: grpc.status[outcome.error.code] ?? String(outcome.error.code),
+                retryable: outcome.error.retryable,
+              }),
+        });
+    };
+    const connection = {
+      callTimeoutMs: config.callTimeoutMs,
+      observer,
+      ...(config.token === undefined ? {} : { token: config.token }),
+    };
+    this.#coordinator = new CoordinatorConnection({ address: config.coordinator, ...connection });
+    this.#sink = new SinkConnection({ address: config.sink, ...connection });
+  }
+
+  /** The lease now held (possibly already lost: see its signal). */
+  get keeper(): LeaseKeeper | undefined {
+    return this.#keeper;
+  }
+
+  /** Acquires the resource (one request id for all retries, R4) and starts renewing it. */
+  async acquire(): Promise<StepResult<LeaseKeeper>> {
+    return this.#step('acquire', async () => {
+      const { resource, ownerId, ttlMs } = this.config;
+      const keeper = await LeaseKeeper.acquire(this.#coordinator, {
+        resource,
+        ownerId,
+        ttlMs,
+        ...(this.config.retry ? { retry: this.config.retry } : {}),
+        onRenewed: (lease) =>
+          emit({ event: 'renewed', resource, token: lease.token.toString(), remainingMs: lease.remainingMs }),
+      });
+      keeper.signal.addEventListener('abort', () =>
+        emit({
+          event: 'lease-lost',
+          resource,
+          token: keeper.token.toString(),
+          reason: (keeper.signal.reason as FencerError).reason,
+        }),
+      );
+      this.#keeper = keeper;
+      this.#writer = new FencedWriter(this.#sink, keeper, this.config.retry ? { retry: this.config.retry } : {});
+      emit({
+        event: 'acquired',
+        resource,
+        token: keeper.token.toString(),
+        requestId: keeper.requestId,
+        replayed: keeper.replayed,
+      });
+      return keeper;
+    });
+  }
+
+  /** Writes under the current lease, whether or not it is known lost: the sink decides (F1). */
+  async write(resultId: string, payload: string): Promise<StepResult<void>> {
+    return this.#step('write', async () => {
+      if (!this.#writer) throw new Error('no lease was acquired yet');
+      const receipt = await this.#writer.write(resultId, payload);
+      emit({
+        event: 'written',
+        resource: this.config.resource,
+        resultId,
+        outcome: receipt.outcome,
+        fence: receipt.fence.toString(),
+      });
+    });
+  }
+
+  /** Reads a result back from the sink. */
+  async read(resultId: string): Promise<StepResult<void>> {
+    return this.#step('read', async () => {
+      const stored = await this.#sink.read(this.config.resource, resultId);
+      emit({
+        event: 'read',
+        resource: this.config.resource,
+        resultId,
+        payload: stored.payload.toString(),
+        token: stored.token.toString(),
+      });
+    });
+  }
+
+  /** Releases the current lease (L5). */
+  async release(): Promise<StepResult<void>> {
+    return this.#step('release', async () => {
+      if (!this.#keeper) throw new Error('no lease was acquired yet');
+      const released = await this.#keeper.release();
+      emit({ event: 'released', resource: this.config.resource, released });
+    });
+  }
+
+  /** Releases a lease still held (so a successor need not wait out its TTL), then closes the connections. */
+  async close(): Promise<void> {
+    if (this.#keeper && !this.#keeper.signal.aborted) await this.release();
+    this.#coordinator.close();
+    this.#sink.close();
+  }
+
+  async #step<T>(command: string, run: () => Promise<T>): Promise<StepResult<T>> {
+    try {
+      return { ok: true, value: await run() };
+    } catch (error) {
+      if (!(error instanceof FencerError)) {
+        emit({ event: 'error', message: `${command}: ${(error as Error).message}` });
+        throw error;
+      }
+      emit({
+        event: 'refused',
+        command,
+        reason: error.reason,
+        code: grpc.status[error.code] ?? String(error.code),
+        message: error.message,
+        details: error.details,
+      });
+      return { ok: false, error };
+    }
+  }
+}
+
+/** A request or response for a JSON line: bytes as UTF-8 text. */
+function printable(message: object): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(message).map(([key, value]) => [key, Buffer.isBuffer(value) ? value.toString() : value]),
+  );
+}

@@ -1,0 +1,107 @@
+// `fencer worker` as a real process against a real secured cluster: a
+// worker paused with SIGSTOP past its TTL learns on waking that its lease is
+// gone (the library's signal fires), and the result it then submits is
+// refused by the sink (F1); looping workers take turns with distinct tokens.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CoordinatorConnection, LeaseKeeper } from '@fencer/client';
+import { startCluster, startWorker, type Cluster, type WorkerProcess } from '@fencer/supervisor';
+import { eventually, runFencer, tempDir } from '@fencer/testkit';
+import { readFileSync } from 'node:fs';
+
+let dir: ReturnType<typeof tempDir>;
+let cluster: Cluster;
+const workers: WorkerProcess[] = [];
+
+beforeAll(async () => {
+  dir = tempDir('fencer-worker-');
+  cluster = await startCluster({
+    data: dir.path,
+    sinkListen: '127.0.0.1:0',
+    coordinatorListen: '127.0.0.1:0',
+    insecure: false,
+    stopGraceMs: 5_000,
+  });
+});
+
+afterAll(async () => {
+  await Promise.all(workers.map((worker) => worker.stop()));
+  await cluster?.stop();
+  dir?.remove();
+});
+
+const worker = async (owner: 'worker-a' | 'worker-b', args: string[]) => {
+  const started = await startWorker({
+    coordinator: cluster.links.workersToCoordinator,
+    sink: cluster.links.workersToSink,
+    owner,
+    tokenFile: cluster.credentials!.workerTokenFiles[owner]!,
+    args,
+  });
+  workers.push(started);
+  return started;
+};
+
+const directCoordinator = (owner: string) =>
+  new CoordinatorConnection({
+    address: cluster.coordinator.ready.address,
+    token: readFileSync(cluster.credentials!.workerTokenFiles[owner]!, 'utf8').trim(),
+  });
+
+describe('fencer worker', () => {
+  it('paused past its TTL: the lease-lost event on waking, then its stale result refused STALE_TOKEN', async () => {
+    const a = await worker('worker-a', ['--commands', '--resource', 'paused', '--ttl-ms', '600']);
+    a.send('acquire');
+    expect((await a.next('acquired')).token).toBe('1');
+    a.send('write before-pause computed-by-a');
+    expect((await a.next('written')).outcome).toBe('applied');
+
+    a.child.kill('SIGSTOP');
+    const coordinator = directCoordinator('worker-b');
+    try {
+      // The coordinator's own clock decides the lease is over (L1), then B takes over.
+      await eventually(async () => ((await coordinator.describe('paused')).lease ? undefined : true), {
+        what: "A's lease to expire at the coordinator",
+        intervalMs: 50,
+      });
+      await using b = await LeaseKeeper.acquire(coordinator, { resource: 'paused', ownerId: 'worker-b', ttlMs: 5_000 });
+      expect(b.token).toBe(2n);
+    } finally {
+      a.child.kill('SIGCONT');
+      coordinator.close();
+    }
+
+    expect((await a.next('lease-lost')).reason).toBe('LOCAL_DEADLINE_PASSED');
+    a.send('write after-pause computed-by-a');
+    const refused = await a.next('refused');
+    expect([refused.command, refused.reason, refused.details.fence]).toEqual(['write', 'STALE_TOKEN', '2']);
+    a.send('exit');
+    expect((await a.exited).code).toBe(0);
+  });
+
+  it('looping workers on one resource hold it in turns, each lease with its own token', async () => {
+    const loop = ['--resource', 'shared', '--ttl-ms', '2000', '--steps', '2', '--step-ms', '50', '--rounds', '2'];
+    const [a, b] = await Promise.all([worker('worker-a', loop), worker('worker-b', loop)]);
+    expect((await a.exited).code).toBe(0);
+    expect((await b.exited).code).toBe(0);
+    const tokens = [...a.events, ...b.events].flatMap((e) => (e.event === 'acquired' ? [e.token] : []));
+    expect(tokens).toHaveLength(4);
+    expect(new Set(tokens).size).toBe(4);
+    const written = [...a.events, ...b.events].filter((e) => e.event === 'written');
+    expect(written).toHaveLength(8);
+    expect(written.every((e) => e.event === 'written' && e.outcome === 'applied')).toBe(true);
+  });
+
+  it('refuses to start without credentials or --insecure, and with an unreadable token file', async () => {
+    const base = ['worker', '--coordinator', '127.0.0.1:1', '--sink', '127.0.0.1:2', '--owner', 'x'];
+    const missing = await runFencer(base);
+    expect([missing.code, missing.stderr.trim()]).toEqual([1, 'error: give either --token-file FILE or --insecure']);
+    const unreadable = await runFencer([...base, '--token-file', '/nonexistent/token']);
+    expect([unreadable.code, unreadable.stderr.trim()]).toEqual([
+      1,
+      'error: cannot read --token-file /nonexistent/token: ENOENT',
+    ]);
+    const noOwner = await runFencer(['worker', '--coordinator', '127.0.0.1:1', '--sink', '127.0.0.1:2', '--insecure']);
+    expect(noOwner.code).toBe(1);
+    expect(noOwner.stderr).toContain("required option '--owner <id>' not specified");
+  });
+});
