@@ -31,12 +31,12 @@ export interface WorkerProcess {
   /** Sends one command line (with --commands). */
   send(command: string): void;
   /**
-   * Resolves with the first event not yet returned by next() that matches,
+   * Resolves with the first event of the kind (or one of the kinds) not yet returned by next() that matches,
    * and moves past it; rejects if none arrives within `timeoutMs` or the
    * worker exits first.
    */
   next<K extends StampedWorkerEvent['event']>(
-    event: K,
+    event: K | readonly K[],
     options?: {
       readonly where?: (event: Extract<StampedWorkerEvent, { event: K }>) => boolean;
       readonly timeoutMs?: number;
@@ -99,7 +99,8 @@ export async function startWorker(options: WorkerProcessOptions): Promise<Worker
         const check = () => {
           for (let i = cursor; i < events.length; i++) {
             const candidate = events[i]!;
-            if (candidate.event === event && (where?.(candidate as never) ?? true)) {
+            const kinds: readonly string[] = typeof event === 'string' ? [event] : event;
+            if (kinds.includes(candidate.event) && (where?.(candidate as never) ?? true)) {
               cursor = i + 1;
               finish();
               resolve(candidate as never);
@@ -108,12 +109,16 @@ export async function startWorker(options: WorkerProcessOptions): Promise<Worker
           }
           if (gone) {
             finish();
-            reject(new Error(`worker ${options.owner} exited before "${event}"${stderr ? `: ${stderr.trim()}` : ''}`));
+            reject(
+              new Error(
+                `worker ${options.owner} exited before "${String(event)}"${stderr ? `: ${stderr.trim()}` : ''}`,
+              ),
+            );
           }
         };
         const timer = setTimeout(() => {
           finish();
-          reject(new Error(`worker ${options.owner} printed no "${event}" within ${timeoutMs} ms`));
+          reject(new Error(`worker ${options.owner} printed no "${String(event)}" within ${timeoutMs} ms`));
         }, timeoutMs);
         const finish = () => {
           clearTimeout(timer);
