@@ -22,7 +22,12 @@ export default tseslint.config(
     languageOptions: {
       parserOptions: {
         // Package tsconfigs cover src/, tsconfig.tests.json every test.
-        project: ['./tsconfig.tests.json', './*/tsconfig.json', './*/*/tsconfig.json'],
+        project: [
+          './tsconfig.tests.json',
+          './*/tsconfig.json',
+          './*/*/tsconfig.json',
+          './packages/client/examples/tsconfig.json',
+        ],
         tsconfigRootDir: import.meta.dirname,
       },
     },
