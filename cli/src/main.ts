@@ -5,6 +5,7 @@ import { toxiproxyCommand } from '@fencer/chaos';
 import { coordinatorCommand } from '@fencer/coordinator';
 import { sinkCommand } from '@fencer/sink';
 import { credentialsCommand, healthCommand } from '@fencer/supervisor';
+import { demoCommand } from '@fencer/demo';
 import { workerCommand } from '@fencer/worker';
 import { clusterCommand } from './cluster.js';
 
@@ -15,6 +16,7 @@ const program = new Command('fencer')
   .addCommand(sinkCommand())
   .addCommand(coordinatorCommand())
   .addCommand(clusterCommand())
+  .addCommand(demoCommand())
   .addCommand(workerCommand())
   .addCommand(toxiproxyCommand())
   .addCommand(healthCommand())
