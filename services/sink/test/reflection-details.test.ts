@@ -3,7 +3,8 @@
 // reflection service alone yields real-named files (with their imports) for
 // every type the sink puts into status details, and a protobuf library that
 // is not protobufjs (@bufbuild/protobuf) decodes a real refusal with them.
-import { create, createFileRegistry, fromBinary, type Registry } from '@bufbuild/protobuf';
+import { readFileSync } from 'node:fs';
+import { create, createFileRegistry, fromBinary, toJson, type DescMessage, type Registry } from '@bufbuild/protobuf';
 import {
   anyUnpack,
   FileDescriptorProtoSchema,
@@ -46,6 +47,70 @@ function importsFirst(files: Map<string, FileDescriptorProto>): FileDescriptorPr
   return ordered;
 }
 
+/** A grpc-status-details-bin trailer decoded with nothing but what reflection at `address` serves. */
+async function decodeThroughReflection(address: string, details: Buffer) {
+  // gRPC's convention names the trailer's type; everything else comes from the server.
+  const files = new Map<string, FileDescriptorProto>();
+  await filesFor(address, 'google.rpc.Status', files);
+  await filesFor(address, 'fencing.v1.Sink', files);
+  const registryOf = (): Registry => createFileRegistry(create(FileDescriptorSetSchema, { file: importsFirst(files) }));
+  let registry = registryOf();
+  const status = fromBinary(registry.getMessage('google.rpc.Status')!, details) as unknown as {
+    code: number;
+    message: string;
+    details: { typeUrl: string; value: Uint8Array }[];
+  };
+  const unpacked: Record<string, any> = {};
+  const json: { typeUrl: string; value: Record<string, unknown> }[] = [];
+  for (const any of status.details) {
+    const typeName = any.typeUrl.slice(any.typeUrl.lastIndexOf('/') + 1);
+    if (!registry.getMessage(typeName)) {
+      await filesFor(address, typeName, files);
+      registry = registryOf();
+    }
+    unpacked[typeName] = anyUnpack(any as never, registry);
+    const schema: DescMessage = registry.getMessage(typeName)!;
+    json.push({
+      typeUrl: any.typeUrl,
+      value: toJson(schema, unpacked[typeName], { registry }) as Record<string, unknown>,
+    });
+  }
+  return { status, unpacked, json, files };
+}
+
+/**
+ * A refused call as grpcurl prints it (its PrintStatus layout with the JSON
+ * formatter): the code's Go name, the message, then each detail as JSON with
+ * `@type` first, continuation lines indented under the item number. Map keys
+ * are sorted, as Go's JSON marshalling sorts them.
+ */
+function asGrpcurlPrintsIt(
+  code: string,
+  message: string,
+  details: { typeUrl: string; value: Record<string, unknown> }[],
+) {
+  const sortMaps = (value: unknown): unknown =>
+    value && typeof value === 'object' && !Array.isArray(value)
+      ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, sortMaps(v)]))
+      : value;
+  const lines = ['ERROR:', `  Code: ${code}`, `  Message: ${message}`];
+  if (details.length > 0) lines.push('  Details:');
+  details.forEach((detail, i) => {
+    const metadata = detail.value.metadata as Record<string, string> | undefined;
+    const value = metadata
+      ? {
+          ...detail.value,
+          metadata: Object.fromEntries(Object.entries(metadata).sort(([a], [b]) => a.localeCompare(b))),
+        }
+      : detail.value;
+    const prefix = `  ${i + 1})`;
+    JSON.stringify({ '@type': detail.typeUrl, ...(sortMaps(value) as object) }, null, 2)
+      .split('\n')
+      .forEach((line, j) => lines.push(j === 0 ? `${prefix}\t${line}` : `${' '.repeat(prefix.length)}\t${line}`));
+  });
+  return lines.join('\n');
+}
+
 describe('status details through reflection alone', () => {
   let dir: ReturnType<typeof tempDir>;
   let sink: RunningSink;
@@ -73,28 +138,8 @@ describe('status details through reflection alone', () => {
     }
     expect(details).toBeInstanceOf(Buffer);
 
-    // gRPC's convention names the trailer's type; everything else comes from the server.
-    const files = new Map<string, FileDescriptorProto>();
-    await filesFor(sink.address, 'google.rpc.Status', files);
-    await filesFor(sink.address, 'fencing.v1.Sink', files);
-    const registryOf = (): Registry =>
-      createFileRegistry(create(FileDescriptorSetSchema, { file: importsFirst(files) }));
-    let registry = registryOf();
-    const status = fromBinary(registry.getMessage('google.rpc.Status')!, details!) as unknown as {
-      code: number;
-      details: { typeUrl: string; value: Uint8Array }[];
-    };
+    const { status, unpacked, files } = await decodeThroughReflection(sink.address, details!);
     expect(status.code).toBe(3); // INVALID_ARGUMENT
-    const unpacked: Record<string, any> = {};
-    for (const any of status.details) {
-      const typeName = any.typeUrl.slice(any.typeUrl.lastIndexOf('/') + 1);
-      if (!registry.getMessage(typeName)) {
-        await filesFor(sink.address, typeName, files);
-        registry = registryOf();
-      }
-      unpacked[typeName] = anyUnpack(any as never, registry);
-    }
-
     expect(Object.keys(unpacked).sort()).toEqual(['google.rpc.BadRequest', 'google.rpc.ErrorInfo']);
     expect(unpacked['google.rpc.ErrorInfo']).toMatchObject({ reason: 'INVALID_FIELD', domain: 'fencing.v1' });
     const violations = unpacked['google.rpc.BadRequest'].fieldViolations as { field: string }[];
@@ -108,5 +153,27 @@ describe('status details through reflection alone', () => {
       'google/rpc/status.proto',
     ]);
     expect(files.get('google/rpc/status.proto')!.dependency).toEqual(['google/protobuf/any.proto']);
+  });
+
+  it("the README's grpcurl output of a stale write is what the sink really sends", async () => {
+    const client = sinkCalls(sink.address);
+    let details: Buffer | undefined;
+    try {
+      await client.advance({ resource: 'report-42', token: '2', grant_id: 'readme' });
+      await client.write({ resource: 'report-42', token: '1', result_id: 'step-2', payload: Buffer.from('late') });
+    } catch (error) {
+      details = (error as grpc.ServiceError).metadata.get('grpc-status-details-bin')[0] as Buffer;
+    } finally {
+      client.close();
+    }
+    const { status, json } = await decodeThroughReflection(sink.address, details!);
+    const printed = asGrpcurlPrintsIt('FailedPrecondition', status.message, json);
+    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+    expect(readme).toContain(
+      printed
+        .split('\n')
+        .map((line) => `# ${line}`)
+        .join('\n'),
+    );
   });
 });
