@@ -13,3 +13,14 @@ export {
   type Violation,
   type WriteAnswer,
 } from './checker/round.js';
+export { checkHistory, type CheckOptions } from './checker/check.js';
+export {
+  operationFromCall,
+  type FaultPeriod,
+  type FinalState,
+  type History,
+  type Method,
+  type Operation,
+  type Outcome,
+  type StoredResult,
+} from './checker/history.js';

@@ -44,8 +44,10 @@ export interface RoundHistory {
 
 /** One broken rule: the invariant's id (or `protocol` for a wrong answer) and what happened. */
 export interface Violation {
-  readonly rule: 'S3' | 'S4' | 'S5' | 'S6' | 'protocol';
+  readonly rule: 'S1' | 'S2' | 'S3' | 'S4' | 'S5' | 'S6' | 'protocol';
   readonly message: string;
+  /** Ids of the recorded operations involved (checkHistory). */
+  readonly operations?: readonly number[];
 }
 
 /** The payload racing write i carries in a round starting at fence t. */
