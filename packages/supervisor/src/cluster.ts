@@ -4,7 +4,7 @@
 // and what the demo, the chaos suite and the bench start. This module
 // starts and stops children; it never exits the process or handles signals
 // (that is the caller's lifecycle).
-import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ConfigError, joinHostPort, splitHostPort } from '@fencer/server-kit';
 import { Toxiproxy, type Proxy } from 'toxiproxy-node-client';
@@ -14,6 +14,15 @@ import { spawnReady, stopChild, type ReadyChild } from './spawn.js';
 
 /** The processes of a cluster, in start order (toxiproxy only when the cluster starts its own). */
 export type ClusterService = 'toxiproxy' | 'sink' | 'coordinator';
+
+/** The services a cluster can kill and restart (its Toxiproxy holds every proxy's state, so it stays up). */
+export type RestartableService = Exclude<ClusterService, 'toxiproxy'>;
+
+/** Options of Cluster.restart. */
+export interface RestartOptions {
+  /** Delete the service's data directory before it starts again: a lost disk. */
+  readonly wipeData?: boolean;
+}
 
 /** The links of a cluster, each through its own Toxiproxy proxy. */
 export type ClusterLink = 'workersToCoordinator' | 'workersToSink' | 'coordinatorToSink';
@@ -54,7 +63,9 @@ export interface ChildExit {
 export interface Cluster {
   /** The absolute data directory. */
   readonly data: string;
+  /** The current sink process: a new one after each restart, on the same address. */
   readonly sink: ReadyChild;
+  /** The current coordinator process: a new one after each restart, on the same address. */
   readonly coordinator: ReadyChild;
   /** The Toxiproxy API every link's proxy lives in, and its process when the cluster started it. */
   readonly toxiproxy: { readonly url: string; readonly child: ReadyChild | null };
@@ -64,10 +75,53 @@ export interface Cluster {
   readonly credentials: ClusterCredentials | null;
   /** Each process's log file (its stderr). */
   readonly logs: Readonly<Record<ClusterService, string>>;
-  /** Resolves when a child exits by itself; never once stop() has begun. */
+  /** Resolves when a child exits by itself; never for kill() or restart(), nor once stop() has begun. */
   readonly childExited: Promise<ChildExit>;
-  /** Stops the coordinator, the sink, then the proxy (or removes its proxies from an external one); `clean` is false if either had to be killed or exited non-zero. Idempotent. */
+  /**
+   * SIGKILLs the service (a crash) and resolves with how it exited (at once
+   * if it already had). The exit is expected, so it is not reported on
+   * childExited; restart() brings the service back.
+   */
+  kill(service: RestartableService): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /**
+   * Stops the service if it still runs (SIGTERM, SIGKILL after stopGraceMs),
+   * deletes its data directory if asked, and starts it again with the same
+   * flags on the address it had, so every proxy in front of it reaches the
+   * new process. Resolves with the new child. Rejects with ClusterStartError
+   * if it does not start (the service then stays down) or the cluster is
+   * stopping. Kills and restarts run one at a time, in call order.
+   */
+  restart(service: RestartableService, options?: RestartOptions): Promise<ReadyChild>;
+  /** Stops the coordinator, the sink, then the proxy (or removes its proxies from an external one); `clean` is false if either had to be killed or exited non-zero (but for one kill() ended). Idempotent; waits for a kill or restart under way. */
   stop(): Promise<{ clean: boolean }>;
+}
+
+/** Where a cluster's coordinator finds the sink and its credentials. */
+export interface CoordinatorWiring {
+  /** HOST:PORT it serves on; port 0 picks a free one. */
+  readonly listen: string;
+  /** Its own data directory. */
+  readonly data: string;
+  /** HOST:PORT of the sink, as this coordinator dials it (a proxy's listen). */
+  readonly sink: string;
+  /** The cluster's credentials (the coordinator's token for the sink, and whom it serves), or null when insecure. */
+  readonly credentials: ClusterCredentials | null;
+}
+
+/** The `fencer coordinator` arguments (after the subcommand) of a coordinator wired into a cluster. */
+export function coordinatorArgs(wiring: CoordinatorWiring): string[] {
+  const { credentials } = wiring;
+  return [
+    '--listen',
+    wiring.listen,
+    '--data',
+    wiring.data,
+    '--sink',
+    wiring.sink,
+    ...(credentials
+      ? ['--sink-token-file', credentials.sinkTokenFile, '--credentials', credentials.credentialsFile]
+      : ['--insecure']),
+  ];
 }
 
 /** A child of the cluster did not start; the message carries its own reason and log path. */
@@ -96,46 +150,77 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     sink: join(data, 'logs', 'sink.log'),
     coordinator: join(data, 'logs', 'coordinator.log'),
   };
+  const dataDirs: Readonly<Record<RestartableService, string>> = {
+    sink: join(data, 'sink'),
+    coordinator: join(data, 'coordinator'),
+  };
   const proxies: Proxy[] = [];
-  const started: { service: ClusterService; child: ReadyChild }[] = [];
+  // Each service's current child, and its arguments for a given listen
+  // address (a restart reuses them on the address the child had), in start order.
+  const running = new Map<ClusterService, { child: ReadyChild; args: (listen: string) => string[] }>();
+  // Exits this module caused on purpose (kill, restart): no news for childExited.
+  const expectedExits = new WeakSet<ReadyChild>();
   let stopping: Promise<{ clean: boolean }> | undefined;
+  let changes: Promise<unknown> = Promise.resolve();
   let reportExit!: (exit: ChildExit) => void;
   const childExited = new Promise<ChildExit>((resolve) => (reportExit = resolve));
 
+  /** Runs kills and restarts one at a time, so a service is never started twice. */
+  const serially = <T>(step: () => Promise<T>): Promise<T> => {
+    const result = changes.then(step);
+    changes = result.catch(() => undefined);
+    return result;
+  };
+
   const stop = () =>
     (stopping ??= (async () => {
+      // A restart under way finishes first, so its new child is stopped too.
+      await changes;
       let clean = true;
       // Coordinator first: it depends on the sink, not the other way round.
-      for (const { child } of [...started].reverse()) {
-        if ((await stopChild(child, options.stopGraceMs)).code !== 0) clean = false;
+      for (const { child } of [...running.values()].reverse()) {
+        const { code } = await stopChild(child, options.stopGraceMs);
+        // A child kill() ended and nobody restarted went as it was asked to.
+        if (code !== 0 && !expectedExits.has(child)) clean = false;
       }
       // Proxies in someone else's Toxiproxy would outlive us, pointing nowhere.
       if (options.toxiproxyUrl !== undefined) await Promise.allSettled(proxies.map((proxy) => proxy.remove()));
       return { clean };
     })());
 
-  const start = async (service: ClusterService, args: string[]): Promise<ReadyChild> => {
-    const logFd = openSync(logs[service], 'a');
-    let child: ReadyChild;
-    try {
-      child = await spawnReady(fencerBin(), [service, ...args], {
-        stderrFd: logFd,
-        ...(options.signal ? { signal: options.signal } : {}),
-      });
-    } catch (error) {
-      if (options.signal?.aborted) throw options.signal.reason;
-      // The child's own one-line reason is the last line of its log.
-      const reason = lastLine(logs[service]) ?? (error as Error).message.split('\n')[0];
-      throw new ClusterStartError(`the ${service} did not start: ${reason} (log: ${logs[service]})`);
-    } finally {
-      closeSync(logFd); // the child has its own copy
-    }
-    started.push({ service, child });
+  const start = async (
+    service: ClusterService,
+    listen: string,
+    args: (listen: string) => string[],
+  ): Promise<ReadyChild> => {
+    const child = await spawnLogged(service, [service, ...args(listen)], logs[service], options.signal);
+    running.set(service, { child, args });
     void child.exited.then(({ code, signal }) => {
-      if (!stopping) reportExit({ service, code, signal, log: logs[service] });
+      if (!stopping && !expectedExits.has(child)) reportExit({ service, code, signal, log: logs[service] });
     });
     return child;
   };
+
+  const current = (service: RestartableService): ReadyChild => running.get(service)!.child;
+
+  const kill = (service: RestartableService) =>
+    serially(async () => {
+      const child = current(service);
+      expectedExits.add(child);
+      if (child.child.exitCode === null && child.child.signalCode === null) child.child.kill('SIGKILL');
+      return child.exited;
+    });
+
+  const restart = (service: RestartableService, restartOptions: RestartOptions = {}) =>
+    serially(async () => {
+      if (stopping) throw new ClusterStartError(`cannot restart the ${service}: the cluster is stopping`);
+      const { child, args } = running.get(service)!;
+      expectedExits.add(child);
+      await stopChild(child, options.stopGraceMs);
+      if (restartOptions.wipeData) rmSync(dataDirs[service], { recursive: true, force: true });
+      // The address it had, not the one it was first given: port 0 would pick a new port.
+      return start(service, child.ready.address, args);
+    });
 
   /** Creates (or replaces) one link's proxy in front of `upstream`; resolves with the address it listens on. */
   const link = async (toxiproxy: Toxiproxy, name: ClusterLink, upstream: string): Promise<string> => {
@@ -151,24 +236,26 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   try {
     const proxyChild =
       options.toxiproxyUrl === undefined
-        ? await start('toxiproxy', ['--listen', joinHostPort(splitHostPort(options.coordinatorListen).host, 0)])
+        ? await start('toxiproxy', joinHostPort(splitHostPort(options.coordinatorListen).host, 0), (listen) => [
+            '--listen',
+            listen,
+          ])
         : null;
     const toxiproxyUrl = options.toxiproxyUrl ?? `http://${proxyChild!.ready.address}`;
     const toxiproxy = new Toxiproxy(toxiproxyUrl);
-    const sink = await start('sink', ['--listen', options.sinkListen, '--data', join(data, 'sink'), ...authArgs]);
+    const sink = await start('sink', options.sinkListen, (listen) => [
+      '--listen',
+      listen,
+      '--data',
+      dataDirs.sink,
+      ...authArgs,
+    ]);
     const coordinatorToSink = await link(toxiproxy, 'coordinatorToSink', sink.ready.address).catch(
       toxiproxyFailure(toxiproxyUrl),
     );
-    const coordinator = await start('coordinator', [
-      '--listen',
-      options.coordinatorListen,
-      '--data',
-      join(data, 'coordinator'),
-      '--sink',
-      coordinatorToSink,
-      ...(credentials ? ['--sink-token-file', credentials.sinkTokenFile] : []),
-      ...authArgs,
-    ]);
+    const coordinator = await start('coordinator', options.coordinatorListen, (listen) =>
+      coordinatorArgs({ listen, data: dataDirs.coordinator, sink: coordinatorToSink, credentials }),
+    );
     const links = {
       coordinatorToSink,
       workersToSink: await link(toxiproxy, 'workersToSink', sink.ready.address).catch(toxiproxyFailure(toxiproxyUrl)),
@@ -178,18 +265,49 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     };
     return {
       data,
-      sink,
-      coordinator,
+      get sink() {
+        return current('sink');
+      },
+      get coordinator() {
+        return current('coordinator');
+      },
       toxiproxy: { url: toxiproxyUrl, child: proxyChild },
       links,
       credentials,
       logs,
       childExited,
+      kill,
+      restart,
       stop,
     };
   } catch (error) {
     await stop();
     throw error;
+  }
+}
+
+/**
+ * Starts `fencer <args>` with its stderr appended to `log`, and resolves
+ * once it is ready. A child that does not start is a ClusterStartError
+ * naming it (`what`) with its own last log line; aborting `signal` first
+ * rejects with the signal's reason.
+ */
+export async function spawnLogged(
+  what: string,
+  args: readonly string[],
+  log: string,
+  signal?: AbortSignal,
+): Promise<ReadyChild> {
+  const logFd = openSync(log, 'a');
+  try {
+    return await spawnReady(fencerBin(), args, { stderrFd: logFd, ...(signal ? { signal } : {}) });
+  } catch (error) {
+    if (signal?.aborted) throw signal.reason;
+    // The child's own one-line reason is the last line of its log.
+    const reason = lastLine(log) ?? (error as Error).message.split('\n')[0];
+    throw new ClusterStartError(`the ${what} did not start: ${reason} (log: ${log})`);
+  } finally {
+    closeSync(logFd); // the child has its own copy
   }
 }
 

@@ -12,12 +12,17 @@ export {
 } from './spawn.js';
 export {
   startCluster,
+  coordinatorArgs,
+  spawnLogged,
   LINK_PROXY_NAMES,
   type ClusterLink,
   ClusterStartError,
   type Cluster,
   type ClusterOptions,
   type ClusterService,
+  type CoordinatorWiring,
+  type RestartableService,
+  type RestartOptions,
   type ChildExit,
 } from './cluster.js';
 export { healthStatus, healthCommand } from './health.js';
