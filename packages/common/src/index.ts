@@ -4,3 +4,4 @@ export { type Clock, systemClock, FakeClock } from './clock.js';
 export { KeyedLock } from './keyed-lock.js';
 export { type Reason, REASON_CODES } from './reasons.js';
 export { unreachable, settleAll } from './outcomes.js';
+export { prng } from './prng.js';

@@ -2,7 +2,8 @@
 // clients, waiting on events with a bound, seeded randomness.
 export * from './processes.js';
 export * from './waiting.js';
-export * from './prng.js';
+// Seeded randomness lives in common, where production code (chaos schedules) may use it too.
+export { prng } from '@fencer/common';
 export * from './clients.js';
 export * from './standard-services.js';
 export { healthStatus } from '@fencer/supervisor';
