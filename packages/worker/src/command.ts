@@ -159,9 +159,10 @@ async function runLoop(session: WorkerSession, config: WorkerCommandConfig): Pro
   for (let round = 1; config.rounds === 0 || round <= config.rounds;) {
     const acquired = await session.acquire();
     if (!acquired.ok) {
-      // Held by someone else: come back when their lease would end; else a short pause.
-      const waitMs = acquired.error instanceof LeaseHeldError ? (acquired.error.remainingMs ?? 500) : 500;
-      await sleep(Math.min(waitMs, config.worker.ttlMs) + Math.random() * 100);
+      // Held by someone else: look again before their lease would end (they
+      // may release it early), with jitter so waiting workers do not collide.
+      const heldMs = acquired.error instanceof LeaseHeldError ? (acquired.error.remainingMs ?? 0) : 0;
+      await sleep(Math.min(heldMs, config.stepMs * config.steps) * Math.random() + config.stepMs);
       continue;
     }
     const keeper = acquired.value;
@@ -176,5 +177,7 @@ async function runLoop(session: WorkerSession, config: WorkerCommandConfig): Pro
     }
     if (!keeper.signal.aborted) await session.release();
     round++;
+    // Between tasks: without a pause, the releasing worker would win every next Acquire.
+    await sleep(config.stepMs * config.steps * Math.random());
   }
 }
