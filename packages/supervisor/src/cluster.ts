@@ -45,6 +45,8 @@ export interface ClusterOptions {
   readonly insecure: boolean;
   /** SIGTERM to SIGKILL, per child, when stopping. */
   readonly stopGraceMs: number;
+  /** Worker identities to generate credentials for (default worker-a and worker-b). */
+  readonly workers?: readonly string[];
   /** A running Toxiproxy's API (http://HOST:PORT) to create the proxies in; absent: start `fencer toxiproxy`. */
   readonly toxiproxyUrl?: string;
   /** Aborting while children are still starting stops them; startCluster then rejects with the signal's reason. */
@@ -144,7 +146,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       `cannot use ${data} as the data directory: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
     );
   }
-  const credentials = options.insecure ? null : ensureCredentials(data);
+  const credentials = options.insecure ? null : ensureCredentials(data, options.workers);
   const logs = {
     toxiproxy: join(data, 'logs', 'toxiproxy.log'),
     sink: join(data, 'logs', 'sink.log'),

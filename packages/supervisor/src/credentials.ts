@@ -6,13 +6,8 @@ import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { ConfigError, configuredCommand, readCredentialsFile } from '@fencer/server-kit';
 
-/** Identities the generated credentials file holds; workers act as their identity (A3). */
-const GENERATED_IDENTITIES = [
-  { identity: 'coordinator', role: 'coordinator' },
-  { identity: 'admin', role: 'admin' },
-  { identity: 'worker-a', role: 'worker' },
-  { identity: 'worker-b', role: 'worker' },
-] as const;
+/** The worker identities generated unless more are asked for; workers act as their identity (A3). */
+export const DEFAULT_WORKERS: readonly string[] = Object.freeze(['worker-a', 'worker-b']);
 
 /** Files a secured cluster's clients and coordinator authenticate with. */
 export interface ClusterCredentials {
@@ -25,15 +20,21 @@ export interface ClusterCredentials {
 }
 
 /**
- * Creates DATA/credentials.json (mode 0600), DATA/coordinator.token and a
- * DATA/<identity>.token per worker once; later runs reuse them so clients'
- * tokens stay valid across restarts.
+ * Creates DATA/credentials.json (mode 0600) for a coordinator, an admin and
+ * `workers`, DATA/coordinator.token and a DATA/<identity>.token per worker,
+ * once; later runs reuse them so clients' tokens stay valid across
+ * restarts. Throws ConfigError if an existing file lacks one of `workers`.
  */
-export function ensureCredentials(data: string): ClusterCredentials {
+export function ensureCredentials(data: string, workers: readonly string[] = DEFAULT_WORKERS): ClusterCredentials {
   const credentialsFile = join(data, 'credentials.json');
   const sinkTokenFile = join(data, 'coordinator.token');
   if (!existsSync(credentialsFile)) {
-    const credentials = GENERATED_IDENTITIES.map(({ identity, role }) => ({
+    const identities = [
+      { identity: 'coordinator', role: 'coordinator' },
+      { identity: 'admin', role: 'admin' },
+      ...workers.map((identity) => ({ identity, role: 'worker' })),
+    ];
+    const credentials = identities.map(({ identity, role }) => ({
       token: randomBytes(24).toString('base64url'),
       identity,
       role,
@@ -48,7 +49,11 @@ export function ensureCredentials(data: string): ClusterCredentials {
     writeFileSync(sinkTokenFile, coordinator.token + '\n', { mode: 0o600 });
   }
   const workerTokenFiles: Record<string, string> = {};
-  for (const { identity, token } of readCredentials(credentialsFile).filter((c) => c.role === 'worker')) {
+  const known = readCredentials(credentialsFile).filter((c) => c.role === 'worker');
+  const missing = workers.filter((worker) => !known.some((c) => c.identity === worker));
+  if (missing.length > 0)
+    throw new ConfigError(`${credentialsFile} has no worker credential for ${missing.join(', ')}`);
+  for (const { identity, token } of known) {
     const file = join(data, `${identity}.token`);
     if (!existsSync(file)) writeFileSync(file, token + '\n', { mode: 0o600 });
     workerTokenFiles[identity] = file;
