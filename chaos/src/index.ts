@@ -24,3 +24,4 @@ export {
   type Outcome,
   type StoredResult,
 } from './checker/history.js';
+export { Workload, DEFAULT_WORKLOAD, readFinalState, type WorkloadOptions } from './workload/workload.js';
