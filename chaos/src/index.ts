@@ -1,6 +1,6 @@
 // @fencer/chaos: real faults between real fencer processes (the
-// Toxiproxy-compatible fault proxy), and the checker that judges what they
-// recorded.
+// Toxiproxy-compatible fault proxy and the nemeses that drive it and the
+// processes), and the checker that judges what they recorded.
 export { startToxiproxy, type RunningToxiproxy, type ToxiproxyOptions } from './toxiproxy/server.js';
 export { toxiproxyCommand, type ToxiproxyConfig } from './toxiproxy/command.js';
 export { TOXIPROXY_VERSION } from './toxiproxy/api.js';
@@ -13,3 +13,4 @@ export {
   type Violation,
   type WriteAnswer,
 } from './checker/round.js';
+export * from './nemesis/index.js';
