@@ -89,8 +89,8 @@ export function coordinatorClient(address: string, options: grpc.ClientOptions =
 }
 
 /** A plaintext generated Sink client. */
-export function sinkClient(address: string): SinkClient {
-  return new fencing.Sink(address, grpc.credentials.createInsecure());
+export function sinkClient(address: string, options: grpc.ClientOptions = {}): SinkClient {
+  return new fencing.Sink(address, grpc.credentials.createInsecure(), options);
 }
 
 /** Every Coordinator RPC as a Result-returning call, sending `token` as bearer credentials. */
@@ -122,10 +122,21 @@ export function sinkApi(client: SinkClient, token?: string) {
   };
 }
 
-/** Every Sink RPC as a promise that rejects with the grpc-js error; `token` is sent as bearer credentials. */
-export function sinkCalls(address: string, token?: string) {
-  const client = sinkClient(address);
-  const options = () => ({ metadata: token === undefined ? new grpc.Metadata() : bearer(token), timeoutMs: 10_000 });
+/**
+ * Every Sink RPC as a promise that rejects with the grpc-js error; `token`
+ * is sent as bearer credentials, each call has `timeoutMs` (default 10 s),
+ * and `channel` tunes the client (e.g. its reconnect backoff).
+ */
+export function sinkCalls(
+  address: string,
+  token?: string,
+  settings: { timeoutMs?: number; channel?: grpc.ClientOptions } = {},
+) {
+  const client = sinkClient(address, settings.channel);
+  const options = () => ({
+    metadata: token === undefined ? new grpc.Metadata() : bearer(token),
+    timeoutMs: settings.timeoutMs ?? 10_000,
+  });
   return {
     raw: client,
     advance: (request: AdvanceFenceRequest) =>

@@ -1,0 +1,184 @@
+// Network faults on one link of a cluster, driven only through the
+// Toxiproxy HTTP API (toxiproxy-node-client), so the same code works
+// against our `fencer toxiproxy` and a real Toxiproxy 2.x (TOXIPROXY_URL).
+// Each toxic gets a name of its own, so faults on one link stack, and each
+// heal removes only what its own start added.
+import { Toxiproxy, type Toxic, type ToxicDirection, type ToxicType } from 'toxiproxy-node-client';
+import { LINK_PROXY_NAMES, type Cluster, type ClusterLink } from '@fencer/supervisor';
+import { defineNemesis, type Nemesis, type NemesisKind } from './fault.js';
+
+/** One link: a proxy, by the name the Toxiproxy API knows it by. */
+export interface LinkTarget {
+  readonly toxiproxy: Toxiproxy;
+  /** The proxy's name, e.g. LINK_PROXY_NAMES.workersToSink. */
+  readonly proxy: string;
+}
+
+/** A link of a running cluster, in the Toxiproxy it was created in. */
+export function clusterLink(cluster: Pick<Cluster, 'toxiproxy'>, link: ClusterLink): LinkTarget {
+  return { toxiproxy: new Toxiproxy(cluster.toxiproxy.url), proxy: LINK_PROXY_NAMES[link] };
+}
+
+/** Which way a toxic acts: upstream is client to server (requests), downstream server to client (replies). */
+export type Direction = ToxicDirection | 'both';
+
+/**
+ * Full partition: the proxy is disabled, which closes its live connections
+ * and refuses new ones, so callers fail fast (UNAVAILABLE). Heal re-enables
+ * it on the same address. The enabled flag is one per proxy: overlapping
+ * partitions of one link end at the first heal.
+ */
+export function partition(link: LinkTarget): Nemesis {
+  return defineNemesis('partition', { link: link.proxy }, async () => {
+    await setEnabled(link, false);
+    return {
+      detail: `proxy ${link.proxy} disabled`,
+      undo: () => unlessGone(setEnabled(link, true)),
+    };
+  });
+}
+
+/**
+ * Blackhole: a `timeout` toxic with timeout 0 on both streams. Connections
+ * stay open and every byte either way is dropped, so requests never reach
+ * the server and callers see only their deadline (DEADLINE_EXCEEDED).
+ * Healing removes the toxics, which closes the connections they held.
+ */
+export function blackhole(link: LinkTarget): Nemesis {
+  return toxicNemesis('blackhole', link, 'timeout 0 (drop everything)', timeoutZero(['upstream', 'downstream']));
+}
+
+/**
+ * Loss of replies only: a `timeout` toxic with timeout 0 downstream. Requests
+ * pass and are applied; the replies are dropped and the connection stays
+ * open, so the caller sees DEADLINE_EXCEEDED for work that was done.
+ * (Not `limit_data`: it closes the connection at the first downstream
+ * chunk, so the caller sees a fast UNAVAILABLE for a dead connection rather
+ * than a reply that never comes; and on a new connection that chunk is the
+ * server's HTTP/2 SETTINGS, which races the request on its way in.)
+ * Healing closes the connections it held.
+ */
+export function replyLoss(link: LinkTarget): Nemesis {
+  return toxicNemesis('reply-loss', link, 'timeout 0 (drop replies)', timeoutZero(['downstream']));
+}
+
+/** Options of latencySpike. */
+export interface LatencyOptions {
+  /** Added delay per direction, ms: above a lease's TTL for the spike that outlives a lease. */
+  readonly latencyMs: number;
+  /** Uniform ± jitter around it, ms; default 0. */
+  readonly jitterMs?: number;
+  /** Default `both`, where the round trip grows by twice latencyMs. */
+  readonly direction?: Direction;
+}
+
+/** Latency spike: a `latency` toxic per direction. Data is delayed, never dropped; healing flushes what is held. */
+export function latencySpike(link: LinkTarget, options: LatencyOptions): Nemesis {
+  const jitterMs = options.jitterMs ?? 0;
+  const direction = options.direction ?? 'both';
+  return toxicNemesis(
+    'latency',
+    link,
+    `latency ${options.latencyMs} ms ± ${jitterMs} ms`,
+    streams(direction).map((stream) => ({
+      type: 'latency',
+      stream,
+      attributes: { latency: options.latencyMs, jitter: jitterMs },
+    })),
+  );
+}
+
+/** Options of connectionReset. */
+export interface ResetOptions {
+  /** How long after the first chunk the connection is cut, ms; default 0 (at once). */
+  readonly afterMs?: number;
+  /**
+   * Default `upstream`: the request that meets the toxic is dropped, so it
+   * fails cleanly. Downstream lets it be applied and cuts the reply.
+   */
+  readonly direction?: Direction;
+}
+
+/**
+ * Connection resets: a `reset_peer` toxic. The first chunk that meets it is
+ * dropped and the connection cut (a TCP RST for connections opened while it
+ * is there), so callers see UNAVAILABLE; idle connections stay open.
+ */
+export function connectionReset(link: LinkTarget, options: ResetOptions = {}): Nemesis {
+  const afterMs = options.afterMs ?? 0;
+  return toxicNemesis(
+    'reset-peer',
+    link,
+    `reset_peer after ${afterMs} ms`,
+    streams(options.direction ?? 'upstream').map((stream) => ({
+      type: 'reset_peer',
+      stream,
+      attributes: { timeout: afterMs },
+    })),
+  );
+}
+
+/** A toxic to add, named by toxicNemesis. */
+interface ToxicSpec {
+  readonly type: ToxicType;
+  readonly stream: ToxicDirection;
+  readonly attributes: Readonly<Record<string, number>>;
+}
+
+// Toxic names are unique per proxy (409 otherwise); a sequence keeps two
+// nemeses of one kind on one link apart.
+let toxicSequence = 0;
+
+/** A nemesis that adds `toxics` to the link's proxy on start and removes them on heal. */
+function toxicNemesis(kind: NemesisKind, link: LinkTarget, what: string, toxics: readonly ToxicSpec[]): Nemesis {
+  return defineNemesis(kind, { link: link.proxy }, async () => {
+    const proxy = await link.toxiproxy.get(link.proxy);
+    const added: Toxic<unknown>[] = [];
+    const removeAll = async () => {
+      await Promise.all(added.map((toxic) => unlessGone(toxic.remove())));
+    };
+    try {
+      for (const toxic of toxics) {
+        added.push(
+          await proxy.addToxic<unknown>({ ...toxic, name: `${kind}-${toxic.stream}-${++toxicSequence}`, toxicity: 1 }),
+        );
+      }
+    } catch (error) {
+      // Half a fault is not what was asked for: take back what was added.
+      await Promise.allSettled(added.map((toxic) => toxic.remove()));
+      throw error;
+    }
+    const where = toxics.map((toxic) => toxic.stream).join(' and ');
+    return { detail: `${what} ${where} on ${link.proxy}`, undo: removeAll };
+  });
+}
+
+/** `timeout` toxics with timeout 0 (drop everything, close nothing) on `directions`. */
+function timeoutZero(directions: readonly ToxicDirection[]): ToxicSpec[] {
+  return directions.map((stream) => ({ type: 'timeout', stream, attributes: { timeout: 0 } }));
+}
+
+/** The streams a direction covers. */
+function streams(direction: Direction): ToxicDirection[] {
+  return direction === 'both' ? ['upstream', 'downstream'] : [direction];
+}
+
+/** Enables or disables a proxy, keeping its listen address and upstream (which the update body must carry). */
+async function setEnabled(link: LinkTarget, enabled: boolean): Promise<void> {
+  const proxy = await link.toxiproxy.get(link.proxy);
+  await proxy.update({ enabled, listen: proxy.listen, upstream: proxy.upstream });
+}
+
+/**
+ * Resolves once `action` succeeded or found its object gone (404): after a
+ * Toxiproxy reset or a removed proxy there is nothing left to heal, so heal
+ * stays idempotent.
+ */
+async function unlessGone(action: Promise<unknown>): Promise<void> {
+  try {
+    await action;
+  } catch (error) {
+    // toxiproxy-node-client carries the HTTP status only in its message.
+    if (!/status code 404$/.test((error as Error).message)) throw error;
+  }
+}
