@@ -5,13 +5,7 @@
 import { join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { configuredCommand, hostPort, positiveInteger, whenParentGone } from '@fencer/server-kit';
-import {
-  ClusterStartError,
-  LINK_PROXY_NAMES,
-  startCluster,
-  type Cluster,
-  type ClusterOptions,
-} from '@fencer/supervisor';
+import { ClusterStartError, startCluster, type Cluster, type ClusterOptions } from '@fencer/supervisor';
 
 /** `fencer cluster`: the sink and the coordinator as supervised child processes. */
 export function clusterCommand(): Command {
@@ -124,7 +118,7 @@ async function runCluster(options: ClusterOptions): Promise<void> {
       '',
       `  sink         ${addresses.sink}   workers via proxy ${links.workersToSink}   data ${join(data, 'sink')}, log ${logs.sink}`,
       `  coordinator  ${addresses.coordinator}   workers via proxy ${links.workersToCoordinator}   reaches the sink via ${links.coordinatorToSink}   data ${join(data, 'coordinator')}, log ${logs.coordinator}`,
-      `  toxiproxy    ${toxiproxy.url}   proxies ${Object.values(LINK_PROXY_NAMES).join(', ')}${toxiproxy.child ? `, log ${logs.toxiproxy}` : ''}`,
+      `  toxiproxy    ${toxiproxy.url}   proxies ${Object.values(running.proxyNames).join(', ')}${toxiproxy.child ? `, log ${logs.toxiproxy}` : ''}`,
       credentials
         ? `  credentials  ${credentials.credentialsFile}   (workers: worker-a, worker-b; send "authorization: Bearer <token>")`
         : '  credentials  none (--insecure)',

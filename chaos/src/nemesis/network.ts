@@ -4,19 +4,19 @@
 // Each toxic gets a name of its own, so faults on one link stack, and each
 // heal removes only what its own start added.
 import { Toxiproxy, type Toxic, type ToxicDirection, type ToxicType } from 'toxiproxy-node-client';
-import { LINK_PROXY_NAMES, type Cluster, type ClusterLink } from '@fencer/supervisor';
+import type { Cluster, ClusterLink } from '@fencer/supervisor';
 import { defineNemesis, type Nemesis, type NemesisKind } from './fault.js';
 
 /** One link: a proxy, by the name the Toxiproxy API knows it by. */
 export interface LinkTarget {
   readonly toxiproxy: Toxiproxy;
-  /** The proxy's name, e.g. LINK_PROXY_NAMES.workersToSink. */
+  /** The proxy's name, e.g. a cluster's proxyNames.workersToSink. */
   readonly proxy: string;
 }
 
 /** A link of a running cluster, in the Toxiproxy it was created in. */
-export function clusterLink(cluster: Pick<Cluster, 'toxiproxy'>, link: ClusterLink): LinkTarget {
-  return { toxiproxy: new Toxiproxy(cluster.toxiproxy.url), proxy: LINK_PROXY_NAMES[link] };
+export function clusterLink(cluster: Pick<Cluster, 'toxiproxy' | 'proxyNames'>, link: ClusterLink): LinkTarget {
+  return { toxiproxy: new Toxiproxy(cluster.toxiproxy.url), proxy: cluster.proxyNames[link] };
 }
 
 /** Which way a toxic acts: upstream is client to server (requests), downstream server to client (replies). */

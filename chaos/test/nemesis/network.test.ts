@@ -12,7 +12,7 @@ import {
   type CoordinatorClient,
   type DescribeResponse__Output,
 } from '@fencer/proto';
-import { LINK_PROXY_NAMES, startCluster, type Cluster, type ClusterLink } from '@fencer/supervisor';
+import { startCluster, type Cluster, type ClusterLink } from '@fencer/supervisor';
 import {
   CODE,
   coordinatorApi,
@@ -127,7 +127,7 @@ const write = (resource: string, token: string, resultId: string) => ({
 
 /** The toxics on a link's proxy, as the Toxiproxy API lists them. */
 async function toxicsOn(link: ClusterLink): Promise<{ type: string; stream: string; attributes: object }[]> {
-  const response = await fetch(`${cluster.toxiproxy.url}/proxies/${LINK_PROXY_NAMES[link]}/toxics`);
+  const response = await fetch(`${cluster.toxiproxy.url}/proxies/${cluster.proxyNames[link]}/toxics`);
   return (await response.json()) as { type: string; stream: string; attributes: object }[];
 }
 

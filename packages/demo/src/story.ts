@@ -4,7 +4,7 @@
 // story makes is checked against what the services answer, never assumed.
 import type { Toxiproxy } from 'toxiproxy-node-client';
 import type { CoordinatorConnection, SinkConnection } from '@fencer/client';
-import { LINK_PROXY_NAMES, type Cluster, type StampedWorkerEvent, type WorkerProcess } from '@fencer/supervisor';
+import type { Cluster, StampedWorkerEvent, WorkerProcess } from '@fencer/supervisor';
 import type { Narrator } from './narrator.js';
 
 /** Everyone the story needs. */
@@ -134,7 +134,7 @@ export async function tellStory(cast: StoryCast, say: Narrator): Promise<void> {
   say.step(5, "B's grant receipt is lost");
   b.send('release');
   await b.next('released');
-  const proxy = await cast.toxiproxy.get(LINK_PROXY_NAMES.workersToCoordinator);
+  const proxy = await cast.toxiproxy.get(cast.cluster.proxyNames.workersToCoordinator);
   const toxic = await proxy.addToxic({
     name: 'drop_grant_receipts',
     type: 'timeout',

@@ -45,9 +45,13 @@ export interface ClusterOptions {
   readonly insecure: boolean;
   /** SIGTERM to SIGKILL, per child, when stopping. */
   readonly stopGraceMs: number;
+  /** More `fencer coordinator` flags, e.g. ['--fence-on-expiry']; kept across restarts. */
+  readonly coordinatorFlags?: readonly string[];
   /** Worker identities to generate credentials for (default worker-a and worker-b). */
   readonly workers?: readonly string[];
   /** A running Toxiproxy's API (http://HOST:PORT) to create the proxies in; absent: start `fencer toxiproxy`. */
+  /** Put before each proxy's name, so clusters sharing one Toxiproxy (TOXIPROXY_URL) keep their proxies apart. */
+  readonly proxyPrefix?: string;
   readonly toxiproxyUrl?: string;
   /** Aborting while children are still starting stops them; startCluster then rejects with the signal's reason. */
   readonly signal?: AbortSignal;
@@ -71,6 +75,8 @@ export interface Cluster {
   readonly coordinator: ReadyChild;
   /** The Toxiproxy API every link's proxy lives in, and its process when the cluster started it. */
   readonly toxiproxy: { readonly url: string; readonly child: ReadyChild | null };
+  /** Each link's proxy name in the Toxiproxy API (LINK_PROXY_NAMES, after the proxyPrefix). */
+  readonly proxyNames: Readonly<Record<ClusterLink, string>>;
   /** HOST:PORT each link's proxy listens on: workers dial the first two, the coordinator dials the third. */
   readonly links: Readonly<Record<ClusterLink, string>>;
   /** Null when insecure. */
@@ -225,11 +231,14 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     });
 
   /** Creates (or replaces) one link's proxy in front of `upstream`; resolves with the address it listens on. */
+  const proxyNames = Object.fromEntries(
+    Object.entries(LINK_PROXY_NAMES).map(([link, name]) => [link, (options.proxyPrefix ?? '') + name]),
+  ) as Record<ClusterLink, string>;
   const link = async (toxiproxy: Toxiproxy, name: ClusterLink, upstream: string): Promise<string> => {
     const listen = joinHostPort(splitHostPort(options.coordinatorListen).host, 0);
-    const created = await toxiproxy.populate([{ name: LINK_PROXY_NAMES[name], listen, upstream, enabled: true }]);
-    const proxy = created[LINK_PROXY_NAMES[name]];
-    if (!proxy) throw new ClusterStartError(`Toxiproxy did not create the proxy ${LINK_PROXY_NAMES[name]}`);
+    const created = await toxiproxy.populate([{ name: proxyNames[name], listen, upstream, enabled: true }]);
+    const proxy = created[proxyNames[name]];
+    if (!proxy) throw new ClusterStartError(`Toxiproxy did not create the proxy ${proxyNames[name]}`);
     proxies.push(proxy);
     return proxy.listen;
   };
@@ -255,9 +264,10 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     const coordinatorToSink = await link(toxiproxy, 'coordinatorToSink', sink.ready.address).catch(
       toxiproxyFailure(toxiproxyUrl),
     );
-    const coordinator = await start('coordinator', options.coordinatorListen, (listen) =>
-      coordinatorArgs({ listen, data: dataDirs.coordinator, sink: coordinatorToSink, credentials }),
-    );
+    const coordinator = await start('coordinator', options.coordinatorListen, (listen) => [
+      ...coordinatorArgs({ listen, data: dataDirs.coordinator, sink: coordinatorToSink, credentials }),
+      ...(options.coordinatorFlags ?? []),
+    ]);
     const links = {
       coordinatorToSink,
       workersToSink: await link(toxiproxy, 'workersToSink', sink.ready.address).catch(toxiproxyFailure(toxiproxyUrl)),
@@ -267,6 +277,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     };
     return {
       data,
+      proxyNames,
       get sink() {
         return current('sink');
       },
