@@ -26,3 +26,4 @@ export {
 } from './checker/history.js';
 export { Workload, DEFAULT_WORKLOAD, readFinalState, type WorkloadOptions } from './workload/workload.js';
 export * from './nemesis/index.js';
+export { Scenario, type ScenarioOptions, type ScenarioVerdict, type ScenarioWorker } from './scenario/harness.js';

@@ -1,0 +1,193 @@
+// One named chaos scenario's world: a secured cluster (its own `fencer
+// toxiproxy`, or the Toxiproxy at TOXIPROXY_URL), scripted or looping
+// worker processes each behind a proxy pair of its own (so a fault can cut
+// one worker off and not another), nemeses whose periods are recorded, and
+// at the end the history checked against the sink's final state.
+import { readFileSync } from 'node:fs';
+import { Toxiproxy } from 'toxiproxy-node-client';
+import { CoordinatorConnection, SinkConnection } from '@fencer/client';
+import { startCluster, startWorker, type Cluster, type ClusterLink, type WorkerProcess } from '@fencer/supervisor';
+import { checkHistory } from '../checker/check.js';
+import { operationFromCall, type FaultPeriod, type History, type Operation } from '../checker/history.js';
+import type { Violation } from '../checker/round.js';
+import { clusterLink, type LinkTarget } from '../nemesis/network.js';
+import type { Nemesis } from '../nemesis/fault.js';
+import { readFinalState } from '../workload/workload.js';
+
+/** How a scenario's cluster runs. */
+export interface ScenarioOptions {
+  /** Short and unique: it names the scenario's proxies in a shared Toxiproxy. */
+  readonly name: string;
+  /** The data directory (sink/, coordinator/, credentials). */
+  readonly data: string;
+  /** Worker identities (default worker-a, worker-b). */
+  readonly workers?: readonly string[];
+  /** More `fencer coordinator` flags, e.g. ['--fence-on-expiry']. */
+  readonly coordinatorFlags?: readonly string[];
+  /** A running Toxiproxy to use (default: $TOXIPROXY_URL, else start `fencer toxiproxy`). */
+  readonly toxiproxyUrl?: string;
+}
+
+/** A worker of the scenario, with the links only it uses. */
+export interface ScenarioWorker extends WorkerProcess {
+  readonly links: { readonly coordinator: LinkTarget; readonly sink: LinkTarget };
+}
+
+/** Both ends of a check: the recorded history and what the checker found in it. */
+export interface ScenarioVerdict {
+  readonly history: History;
+  readonly violations: readonly Violation[];
+}
+
+// Fault records carry performance.now() of this process; history times are
+// on the clock the processes share (see @fencer/worker's events).
+const sharedClockMs = (localMs: number) => performance.timeOrigin + localMs;
+
+/** A running scenario. */
+export class Scenario {
+  readonly cluster: Cluster;
+  readonly toxiproxy: Toxiproxy;
+  /** Straight to the services with the admin's credentials: Describe, GetFence, Read. */
+  readonly admin: { readonly coordinator: CoordinatorConnection; readonly sink: SinkConnection };
+  readonly #name: string;
+  readonly #operations: Operation[] = [];
+  readonly #faults: FaultPeriod[] = [];
+  readonly #workers: ScenarioWorker[] = [];
+  readonly #proxies: string[] = [];
+  readonly #active = new Set<Nemesis>();
+
+  private constructor(name: string, cluster: Cluster) {
+    this.#name = name;
+    this.cluster = cluster;
+    this.toxiproxy = new Toxiproxy(cluster.toxiproxy.url);
+    const credentials = JSON.parse(readFileSync(cluster.credentials!.credentialsFile, 'utf8')) as {
+      token: string;
+      role: string;
+    }[];
+    const token = credentials.find((c) => c.role === 'admin')!.token;
+    this.admin = {
+      coordinator: new CoordinatorConnection({ address: cluster.coordinator.ready.address, token }),
+      sink: new SinkConnection({ address: cluster.sink.ready.address, token }),
+    };
+  }
+
+  /** Starts the scenario's cluster. */
+  static async start(options: ScenarioOptions): Promise<Scenario> {
+    const toxiproxyUrl = options.toxiproxyUrl ?? process.env.TOXIPROXY_URL;
+    const cluster = await startCluster({
+      data: options.data,
+      sinkListen: '127.0.0.1:0',
+      coordinatorListen: '127.0.0.1:0',
+      insecure: false,
+      stopGraceMs: 5_000,
+      proxyPrefix: `${options.name}_`,
+      workers: options.workers ?? ['worker-a', 'worker-b'],
+      ...(options.coordinatorFlags ? { coordinatorFlags: options.coordinatorFlags } : {}),
+      ...(toxiproxyUrl ? { toxiproxyUrl } : {}),
+    });
+    return new Scenario(options.name, cluster);
+  }
+
+  /** Every call the workers made so far. */
+  get operations(): readonly Operation[] {
+    return this.#operations;
+  }
+
+  /**
+   * Starts `fencer worker` as `owner` (`--commands` unless args say how to
+   * loop), dialing the services through proxies of its own, and records
+   * every call it makes.
+   */
+  async worker(owner: string, args: readonly string[] = ['--commands']): Promise<ScenarioWorker> {
+    const proxy = async (service: 'coordinator' | 'sink', upstream: string) => {
+      const name = `${this.#name}_${owner}_to_${service}`;
+      const created = await this.toxiproxy.populate([{ name, listen: '127.0.0.1:0', upstream, enabled: true }]);
+      this.#proxies.push(name);
+      return { name, listen: created[name]!.listen };
+    };
+    const coordinator = await proxy('coordinator', this.cluster.coordinator.ready.address);
+    const sink = await proxy('sink', this.cluster.sink.ready.address);
+    const started = await startWorker({
+      coordinator: coordinator.listen,
+      sink: sink.listen,
+      owner,
+      tokenFile: this.cluster.credentials!.workerTokenFiles[owner]!,
+      args,
+      onEvent: (event) => {
+        if (event.event === 'call') this.#operations.push(operationFromCall(this.#operations.length + 1, owner, event));
+      },
+    });
+    const worker = Object.assign(started, {
+      links: {
+        coordinator: { toxiproxy: this.toxiproxy, proxy: coordinator.name },
+        sink: { toxiproxy: this.toxiproxy, proxy: sink.name },
+      },
+    });
+    this.#workers.push(worker);
+    return worker;
+  }
+
+  /** A link of the cluster itself (the coordinator's to the sink, say). */
+  link(link: ClusterLink): LinkTarget {
+    return clusterLink(this.cluster, link);
+  }
+
+  /** Starts a nemesis; the returned heal() ends it and records its period. */
+  async inject(nemesis: Nemesis): Promise<() => Promise<void>> {
+    await nemesis.start();
+    this.#active.add(nemesis);
+    return async () => {
+      this.#active.delete(nemesis);
+      const record = await nemesis.heal();
+      if (record) {
+        this.#faults.push({
+          name: record.name,
+          target: 'link' in record ? record.link : record.process,
+          startMs: sharedClockMs(record.startMs),
+          endMs: sharedClockMs(record.endMs),
+        });
+      }
+    };
+  }
+
+  /** Records a fault this scenario caused by hand (a signal, a restart). */
+  recordFault(name: string, target: string, startMs: number, endMs: number): void {
+    this.#faults.push({ name, target, startMs: sharedClockMs(startMs), endMs: sharedClockMs(endMs) });
+  }
+
+  /** Resolves once the coordinator, on its own clock, no longer counts a lease on `resource` (L1). */
+  async leaseGone(resource: string, timeoutMs = 15_000): Promise<void> {
+    const deadline = performance.now() + timeoutMs;
+    while ((await this.admin.coordinator.describe(resource)).lease) {
+      if (performance.now() > deadline) throw new Error(`the lease on ${resource} did not end within ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  /**
+   * Ends the run: heals what is still injected, stops the workers, reads
+   * the sink's final state and checks the history (S1–S6).
+   */
+  async verdict(): Promise<ScenarioVerdict> {
+    for (const nemesis of this.#active) await nemesis.heal();
+    for (const worker of this.#workers) worker.child.kill('SIGCONT');
+    await Promise.all(this.#workers.map((worker) => worker.stop(3_000)));
+    const operations = [...this.#operations];
+    const history: History = {
+      operations,
+      final: await readFinalState(this.cluster, operations),
+      faults: [...this.#faults],
+    };
+    return { history, violations: checkHistory(history) };
+  }
+
+  /** Stops everything the scenario started and removes its proxies from the Toxiproxy. */
+  async stop(): Promise<void> {
+    for (const worker of this.#workers) worker.child.kill('SIGCONT');
+    await Promise.all(this.#workers.map((worker) => worker.stop(3_000)));
+    this.admin.coordinator.close();
+    this.admin.sink.close();
+    await Promise.allSettled(this.#proxies.map(async (name) => (await this.toxiproxy.get(name)).remove()));
+    await this.cluster.stop();
+  }
+}
