@@ -47,7 +47,10 @@ export function workerCommand(): Command {
       new Option('--token-file <file>', "file holding this worker's bearer token").env('FENCER_WORKER_TOKEN_FILE'),
       new Option('--insecure', 'send no credentials (services run with --insecure)').env('FENCER_WORKER_INSECURE'),
       new Option('--call-timeout-ms <n>', 'deadline of each call').default(1_000).argParser(positiveInteger),
-      new Option('--commands', 'do one command per stdin line: acquire | write ID PAYLOAD | read ID | release | exit'),
+      new Option(
+        '--commands',
+        'do one command per stdin line: acquire | write ID PAYLOAD | read ID | describe | release | exit',
+      ),
       new Option('--steps <n>', 'loop: results written per lease').default(5).argParser(positiveInteger),
       new Option('--step-ms <n>', 'loop: work time before each result').default(500).argParser(positiveInteger),
       new Option('--rounds <n>', 'loop: leases to hold before exiting; 0 runs until stopped')
@@ -142,12 +145,15 @@ async function runCommands(session: WorkerSession): Promise<void> {
       case 'release':
         await session.release();
         break;
+      case 'describe':
+        await session.describe();
+        break;
       case 'exit':
         return;
       default:
         emit({
           event: 'error',
-          message: `unknown command "${verb}": acquire | write ID PAYLOAD | read ID | release | exit`,
+          message: `unknown command "${verb}": acquire | write ID PAYLOAD | read ID | describe | release | exit`,
         });
     }
   }

@@ -51,6 +51,14 @@ export type WorkerEvent =
     }
   | { readonly event: 'released'; readonly resource: string; readonly released: boolean }
   | {
+      readonly event: 'described';
+      readonly resource: string;
+      /** The holder and token of the valid lease, if any. */
+      readonly holder?: string;
+      readonly token?: string;
+      readonly lastToken: string;
+    }
+  | {
       readonly event: 'refused';
       readonly command: string;
       readonly reason: string;

@@ -133,6 +133,19 @@ export class WorkerSession {
     });
   }
 
+  /** Asks the coordinator who holds the resource now. */
+  async describe(): Promise<StepResult<void>> {
+    return this.#step('describe', async () => {
+      const { lease, lastToken } = await this.#coordinator.describe(this.config.resource);
+      emit({
+        event: 'described',
+        resource: this.config.resource,
+        ...(lease ? { holder: lease.ownerId, token: lease.token.toString() } : {}),
+        lastToken: lastToken.toString(),
+      });
+    });
+  }
+
   /** Releases the current lease (L5). */
   async release(): Promise<StepResult<void>> {
     return this.#step('release', async () => {
