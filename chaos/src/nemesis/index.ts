@@ -1,5 +1,5 @@
 // The nemeses of the chaos suite: faults as objects with start() and heal()
-// (fault.ts), on a cluster's links (network.ts).
+// (fault.ts), on a cluster's links (network.ts) and processes (process.ts).
 export {
   NEMESIS_KINDS,
   defineNemesis,
@@ -21,3 +21,12 @@ export {
   type LinkTarget,
   type ResetOptions,
 } from './network.js';
+export {
+  crash,
+  pause,
+  serviceProcess,
+  splitBrain,
+  startRivalCoordinator,
+  type ProcessTarget,
+  type RivalOptions,
+} from './process.js';
