@@ -1,5 +1,21 @@
 // The nemeses of the chaos suite: faults as objects with start() and heal()
-// (fault.ts), on a cluster's links (network.ts).
+// (fault.ts), on a cluster's links (network.ts) and processes (process.ts),
+// planned by a seeded schedule (schedule.ts). nemesisFor is where a planned
+// fault becomes the nemesis that carries it out.
+import { LINK_PROXY_NAMES, type Cluster, type ClusterLink, type RestartableService } from '@fencer/supervisor';
+import type { Nemesis } from './fault.js';
+import {
+  blackhole,
+  clusterLink,
+  connectionReset,
+  latencySpike,
+  partition,
+  replyLoss,
+  type LinkTarget,
+} from './network.js';
+import { crash, pause, serviceProcess, splitBrain } from './process.js';
+import type { ScheduledFault } from './schedule.js';
+
 export {
   NEMESIS_KINDS,
   defineNemesis,
@@ -21,3 +37,72 @@ export {
   type LinkTarget,
   type ResetOptions,
 } from './network.js';
+export {
+  crash,
+  pause,
+  serviceProcess,
+  splitBrain,
+  startRivalCoordinator,
+  type ProcessTarget,
+  type RivalOptions,
+} from './process.js';
+export { DEFAULT_TARGETS, schedule, type ScheduledFault, type ScheduleOptions } from './schedule.js';
+
+/** What nemesisFor needs besides the cluster. */
+export interface NemesisSettings {
+  /** The latency spike per direction, ms: longer than the TTL under test. */
+  readonly latencyMs: number;
+  /** Pids of other processes `pause` may target, by name (workers). */
+  readonly pids?: Readonly<Record<string, number>>;
+}
+
+/**
+ * The nemesis a planned fault names, on `cluster`. Nothing is injected
+ * until its start(); build it when the fault is due, since a pause of a
+ * service takes the pid the service has now. Throws RangeError for a target
+ * the kind cannot act on.
+ */
+export function nemesisFor(
+  cluster: Cluster,
+  fault: Pick<ScheduledFault, 'kind' | 'target'>,
+  settings: NemesisSettings,
+): Nemesis {
+  const { kind, target } = fault;
+  switch (kind) {
+    case 'partition':
+      return partition(linkNamed(cluster, target));
+    case 'blackhole':
+      return blackhole(linkNamed(cluster, target));
+    case 'reply-loss':
+      return replyLoss(linkNamed(cluster, target));
+    case 'latency':
+      return latencySpike(linkNamed(cluster, target), { latencyMs: settings.latencyMs });
+    case 'reset-peer':
+      return connectionReset(linkNamed(cluster, target));
+    case 'pause': {
+      if (target === 'sink' || target === 'coordinator') return pause(serviceProcess(cluster, target));
+      const pid = settings.pids?.[target];
+      if (pid === undefined) throw new RangeError(`pause: no pid for ${target}`);
+      return pause({ pid, name: target });
+    }
+    case 'crash':
+      return crash(cluster, service(kind, target));
+    case 'crash-wipe':
+      return crash(cluster, service(kind, target), { wipeData: true });
+    case 'split-brain':
+      return splitBrain(cluster, { name: target });
+  }
+}
+
+/** The cluster link whose proxy is named `proxy`. */
+function linkNamed(cluster: Cluster, proxy: string): LinkTarget {
+  const link = (Object.keys(LINK_PROXY_NAMES) as ClusterLink[]).find((name) => LINK_PROXY_NAMES[name] === proxy);
+  if (!link) throw new RangeError(`no cluster link has the proxy ${proxy}`);
+  return clusterLink(cluster, link);
+}
+
+/** `target` as a service that can crash. */
+function service(kind: string, target: string): RestartableService {
+  if (target !== 'sink' && target !== 'coordinator') throw new RangeError(`${kind}: ${target} is not a service`);
+  return target;
+}

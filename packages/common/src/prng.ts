@@ -6,6 +6,8 @@
 export function prng(seed: number): {
   /** A number in [0, 1). */
   next(): number;
+  /** An integer in [min, max], both included (integers, min <= max). */
+  int(min: number, max: number): number;
   /** One of `items` (non-empty). */
   pick<T>(items: readonly T[]): T;
 } {
@@ -19,6 +21,7 @@ export function prng(seed: number): {
   };
   return {
     next,
+    int: (min, max) => min + Math.floor(next() * (max - min + 1)),
     pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!,
   };
 }

@@ -1,0 +1,43 @@
+// nemesisFor: every kind the schedule can plan, on every default target,
+// becomes a nemesis of that kind on that target (nothing is injected until
+// start, so a stand-in cluster is enough); a target it cannot act on is an
+// error, not a fault on something else.
+import { describe, expect, it } from 'vitest';
+import type { Cluster } from '@fencer/supervisor';
+import { DEFAULT_TARGETS, NEMESIS_KINDS, nemesisFor, type NemesisKind } from './index.js';
+
+const cluster = {
+  toxiproxy: { url: 'http://127.0.0.1:1', child: null },
+  sink: { child: { pid: 101 } },
+  coordinator: { child: { pid: 102 } },
+} as unknown as Cluster;
+const settings = { latencyMs: 1_500, pids: { 'worker-a': 201 } };
+
+const NETWORK: readonly NemesisKind[] = ['partition', 'blackhole', 'reply-loss', 'latency', 'reset-peer'];
+
+describe('nemesisFor', () => {
+  it.each(NEMESIS_KINDS.flatMap((kind) => DEFAULT_TARGETS[kind].map((target) => [kind, target] as const)))(
+    '%s on %s',
+    (kind, target) => {
+      const nemesis = nemesisFor(cluster, { kind, target }, settings);
+      expect(nemesis.kind).toBe(kind);
+      expect(nemesis.target).toEqual(NETWORK.includes(kind) ? { link: target } : { process: target });
+    },
+  );
+
+  it('pauses a worker by the pid the settings give for its name', () => {
+    expect(nemesisFor(cluster, { kind: 'pause', target: 'worker-a' }, settings).target).toEqual({
+      process: 'worker-a',
+    });
+  });
+
+  it.each<[NemesisKind, string, string]>([
+    ['partition', 'sink', 'no cluster link has the proxy sink'],
+    ['latency', 'workersToSink', 'no cluster link has the proxy workersToSink'],
+    ['pause', 'worker-z', 'pause: no pid for worker-z'],
+    ['crash', 'toxiproxy', 'crash: toxiproxy is not a service'],
+    ['crash-wipe', 'workers_to_sink', 'crash-wipe: workers_to_sink is not a service'],
+  ])('refuses %s on %s', (kind, target, message) => {
+    expect(() => nemesisFor(cluster, { kind, target }, settings)).toThrow(new RangeError(message));
+  });
+});
