@@ -96,16 +96,21 @@ export class Scenario {
   /**
    * Starts `fencer worker` as `owner` (`--commands` unless args say how to
    * loop), dialing the services through proxies of its own, and records
-   * every call it makes.
+   * every call it makes. `coordinator` sends it to another coordinator
+   * (a split brain's rival) instead of the cluster's.
    */
-  async worker(owner: string, args: readonly string[] = ['--commands']): Promise<ScenarioWorker> {
+  async worker(
+    owner: string,
+    args: readonly string[] = ['--commands'],
+    options: { readonly coordinator?: string } = {},
+  ): Promise<ScenarioWorker> {
     const proxy = async (service: 'coordinator' | 'sink', upstream: string) => {
       const name = `${this.#name}_${owner}_to_${service}`;
       const created = await this.toxiproxy.populate([{ name, listen: '127.0.0.1:0', upstream, enabled: true }]);
       this.#proxies.push(name);
       return { name, listen: created[name]!.listen };
     };
-    const coordinator = await proxy('coordinator', this.cluster.coordinator.ready.address);
+    const coordinator = await proxy('coordinator', options.coordinator ?? this.cluster.coordinator.ready.address);
     const sink = await proxy('sink', this.cluster.sink.ready.address);
     const started = await startWorker({
       coordinator: coordinator.listen,
@@ -148,11 +153,6 @@ export class Scenario {
         });
       }
     };
-  }
-
-  /** Records a fault this scenario caused by hand (a signal, a restart). */
-  recordFault(name: string, target: string, startMs: number, endMs: number): void {
-    this.#faults.push({ name, target, startMs: sharedClockMs(startMs), endMs: sharedClockMs(endMs) });
   }
 
   /** Resolves once the coordinator, on its own clock, no longer counts a lease on `resource` (L1). */

@@ -3,8 +3,11 @@
 // refused by the sink (or, with nobody taking over, still accepted: F5).
 // Each ends with the checker finding the recorded history safe.
 import { describe, expect, it } from 'vitest';
-import { latencySpike, partition } from '../../src/index.js';
+import { latencySpike, partition, pause } from '../../src/index.js';
+import type { ScenarioWorker } from '../../src/index.js';
 import { acquire, scenario, scripted, write } from './helpers.js';
+
+const processOf = (worker: ScenarioWorker) => ({ pid: worker.child.pid!, name: worker.owner });
 
 describe('takeover scenarios', () => {
   it('1. pause takeover: A is SIGSTOPped past its TTL, B takes over, A resumes and its write is refused', async () => {
@@ -14,12 +17,10 @@ describe('takeover scenarios', () => {
     const tokenA = await acquire(a);
     expect(await write(a, 'a-1', 'A1')).toMatchObject({ event: 'written', outcome: 'applied' });
 
-    const frozenAt = performance.now();
-    a.child.kill('SIGSTOP');
+    const thaw = await s.inject(pause(processOf(a)));
     await s.leaseGone('job');
     const tokenB = await acquire(b);
-    a.child.kill('SIGCONT');
-    s.recordFault('pause', 'worker-a', frozenAt, performance.now());
+    await thaw();
 
     expect(tokenB).toBeGreaterThan(tokenA);
     expect((await a.next('lease-lost')).reason).toBe('LOCAL_DEADLINE_PASSED');
@@ -49,9 +50,9 @@ describe('takeover scenarios', () => {
     const s = await scenario('expiry');
     const a = await s.worker('worker-a', scripted('job', 800));
     const token = await acquire(a);
-    a.child.kill('SIGSTOP');
+    const thaw = await s.inject(pause(processOf(a)));
     await s.leaseGone('job');
-    a.child.kill('SIGCONT');
+    await thaw();
     expect((await a.next('lease-lost')).reason).toBe('LOCAL_DEADLINE_PASSED');
     expect(await s.admin.sink.getFence('job')).toBe(token);
     expect(await write(a, 'a-late', 'A')).toMatchObject({ event: 'written', outcome: 'applied' });
@@ -62,14 +63,14 @@ describe('takeover scenarios', () => {
     const s = await scenario('expiry_fenced', { coordinatorFlags: ['--fence-on-expiry'] });
     const a = await s.worker('worker-a', scripted('job', 800));
     const token = await acquire(a);
-    a.child.kill('SIGSTOP');
+    const thaw = await s.inject(pause(processOf(a)));
     // The coordinator moves the fence itself once the lease has expired.
     const deadline = performance.now() + 15_000;
     while ((await s.admin.sink.getFence('job')) === token) {
       if (performance.now() > deadline) throw new Error('the fence did not move on expiry');
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    a.child.kill('SIGCONT');
+    await thaw();
     expect(await write(a, 'a-late', 'A')).toMatchObject({ event: 'refused', reason: 'STALE_TOKEN' });
     expect((await s.verdict()).violations).toEqual([]);
   });

@@ -1,0 +1,138 @@
+// Named scenarios 7, 8 and 9: the services themselves fail under a running
+// workload. A sink SIGKILLed loses no acknowledged write (F6, S5); a
+// coordinator SIGKILLed, and once with its data lost, keeps tokens rising
+// (L6) and still answers replays when its data survived (R3); two
+// coordinators on one sink grant overlapping leases, and the fence alone
+// keeps every token to one holder and no stale write accepted (S1, S3).
+import { describe, expect, it } from 'vitest';
+import { eventually } from '@fencer/testkit';
+import { crash, replyLoss, splitBrain, type Operation, type Scenario } from '../../src/index.js';
+import { acquire, scenario, scripted, write } from './helpers.js';
+
+const WORKERS = ['worker-a', 'worker-b', 'worker-c', 'worker-d'];
+const looping = (resource: string) => [
+  '--resource',
+  resource,
+  '--ttl-ms',
+  '1000',
+  '--steps',
+  '4',
+  '--step-ms',
+  '50',
+  '--call-timeout-ms',
+  '500',
+];
+
+const ok = (method: Operation['method']) => (op: Operation) => op.method === method && op.outcome.type === 'ok';
+
+/** Waits until `count` more calls of `method` succeeded than had when it was called. */
+async function more(s: Scenario, method: Operation['method'], count: number): Promise<void> {
+  const start = s.operations.filter(ok(method)).length;
+  await eventually(() => (s.operations.filter(ok(method)).length >= start + count ? true : undefined), {
+    timeoutMs: 30_000,
+    what: `${count} more successful ${method} calls`,
+  });
+}
+
+/** Tokens granted per resource, in the order the grants were acknowledged. */
+function grantsByResource(operations: readonly Operation[]): Map<string, bigint[]> {
+  const byResource = new Map<string, bigint[]>();
+  for (const op of [...operations].filter(ok('Acquire')).sort((a, b) => a.completedMs - b.completedMs)) {
+    const lease = (op.outcome as unknown as { response: { lease: { token: string } } }).response.lease;
+    const resource = String(op.request.resource);
+    byResource.set(resource, [...(byResource.get(resource) ?? []), BigInt(lease.token)]);
+  }
+  return byResource;
+}
+
+describe('crash scenarios', () => {
+  it('7. sink SIGKILL under load: no acknowledged write is lost', async () => {
+    const s = await scenario('sink_crash', { workers: WORKERS });
+    await Promise.all(WORKERS.map((owner, i) => s.worker(owner, looping(`job-${i % 2}`))));
+    await more(s, 'Write', 8);
+    const restart = await s.inject(crash(s.cluster, 'sink'));
+    // Down for as long as its restart takes: the workers' calls meanwhile fail or hang.
+    await restart();
+    await more(s, 'Write', 8);
+    const { violations, history } = await s.verdict();
+    expect(violations).toEqual([]);
+    // S5 was judged on writes acknowledged before the sink died, not only after.
+    const [fault] = history.faults;
+    expect(fault?.name).toBe('crash');
+    const before = history.operations.filter((op) => ok('Write')(op) && op.completedMs < fault!.startMs);
+    expect(before.length).toBeGreaterThanOrEqual(8);
+  });
+
+  it('8a. coordinator SIGKILL and restart under load: tokens keep increasing', async () => {
+    const s = await scenario('coord_crash', { workers: WORKERS });
+    await Promise.all(WORKERS.map((owner, i) => s.worker(owner, looping(`job-${i % 2}`))));
+    await more(s, 'Acquire', 4);
+    const restart = await s.inject(crash(s.cluster, 'coordinator'));
+    await restart();
+    await more(s, 'Acquire', 4);
+    const { violations, history } = await s.verdict();
+    expect(violations).toEqual([]);
+    for (const [resource, tokens] of grantsByResource(history.operations)) {
+      expect(tokens, resource).toEqual([...tokens].sort((a, b) => (a < b ? -1 : 1)));
+      expect(new Set(tokens).size, resource).toBe(tokens.length);
+    }
+  });
+
+  it('8b. a coordinator restarted with its data still answers a replay (R3)', async () => {
+    const s = await scenario('coord_replay');
+    const b = await s.worker('worker-b', scripted('job', 10_000, 300));
+    b.send('describe');
+    await b.next('described');
+    const heal = await s.inject(replyLoss(b.links.coordinator));
+    b.send('acquire');
+    const granted = await eventually(async () => (await s.admin.coordinator.describe('job')).lease, {
+      what: 'the grant at the coordinator',
+    });
+    const restart = await s.inject(crash(s.cluster, 'coordinator'));
+    await restart();
+    await heal();
+    const acquired = await b.next('acquired', { timeoutMs: 20_000 });
+    expect([BigInt(acquired.token), acquired.replayed]).toEqual([granted.token, true]);
+    expect((await s.verdict()).violations).toEqual([]);
+  });
+
+  it('8c. a coordinator restarted with its data lost resumes above the fence (L6); the old holder is refused', async () => {
+    const s = await scenario('coord_wipe');
+    const a = await s.worker('worker-a', scripted('job', 10_000));
+    const b = await s.worker('worker-b', scripted('job', 10_000));
+    for (let i = 0; i < 3; i++) {
+      await acquire(a);
+      a.send('release');
+      await a.next('released');
+    }
+    const tokenA = await acquire(a);
+    expect(await write(a, 'a-1', 'A1')).toMatchObject({ event: 'written' });
+    const restart = await s.inject(crash(s.cluster, 'coordinator', { wipeData: true }));
+    await restart();
+    // The new coordinator knows nothing of A's lease: B gets the resource, above A's token.
+    const tokenB = await acquire(b);
+    expect(tokenB).toBeGreaterThan(tokenA);
+    expect(await write(a, 'a-2', 'A2')).toMatchObject({ event: 'refused', reason: 'STALE_TOKEN' });
+    expect(await write(b, 'b-1', 'B1')).toMatchObject({ event: 'written', outcome: 'applied' });
+    expect((await s.verdict()).violations).toEqual([]);
+  });
+
+  it('9. split brain: two coordinators, one sink; S1 and S3 still hold', async () => {
+    const s = await scenario('split_brain', { workers: WORKERS });
+    const rival = splitBrain(s.cluster);
+    const stopRival = await s.inject(rival);
+    const rivalAddress = rival.rival!.ready.address;
+    // Two workers per coordinator, all on the same two resources.
+    await Promise.all(
+      WORKERS.map((owner, i) => s.worker(owner, looping(`job-${i % 2}`), i < 2 ? {} : { coordinator: rivalAddress })),
+    );
+    await more(s, 'Write', 16);
+    const coordinators = new Set(
+      s.operations.filter(ok('Acquire')).map((op) => (['worker-a', 'worker-b'].includes(op.process) ? 'own' : 'rival')),
+    );
+    expect(coordinators).toEqual(new Set(['own', 'rival']));
+    await stopRival();
+    const { violations } = await s.verdict();
+    expect(violations).toEqual([]);
+  });
+});
