@@ -219,6 +219,17 @@ describe('checkHistory', () => {
     expect(rules(check(ops, final))).toEqual(expected);
   });
 
+  it('partial: judges a run under way by its calls alone, not by a final state it does not have yet', () => {
+    const { h } = safeStory();
+    const empty: FinalState = { fences: {}, results: {} };
+    expect(checkHistory({ operations: h.operations, final: empty, faults: [] }, { partial: true })).toEqual([]);
+    h.write('a', 'r', 1, 'z', 'a:z', [160, 170]); // accepted below B's acknowledged token
+    expect(rules(checkHistory({ operations: h.operations, final: empty, faults: [] }, { partial: true }))).toEqual([
+      ['S3', [3, 6]],
+      ['S4', [5, 6]],
+    ]);
+  });
+
   it('never accuses on unknown outcomes: a lost grant receipt, a lost write receipt, a write in flight at takeover', () => {
     const h = builder();
     h.acquire('a', 'r', 1, [0, 10]);

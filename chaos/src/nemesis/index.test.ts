@@ -3,11 +3,13 @@
 // start, so a stand-in cluster is enough); a target it cannot act on is an
 // error, not a fault on something else.
 import { describe, expect, it } from 'vitest';
-import type { Cluster } from '@fencer/supervisor';
+import { Toxiproxy } from 'toxiproxy-node-client';
+import { LINK_PROXY_NAMES, type Cluster } from '@fencer/supervisor';
 import { DEFAULT_TARGETS, NEMESIS_KINDS, nemesisFor, type NemesisKind } from './index.js';
 
 const cluster = {
   toxiproxy: { url: 'http://127.0.0.1:1', child: null },
+  proxyNames: LINK_PROXY_NAMES,
   sink: { child: { pid: 101 } },
   coordinator: { child: { pid: 102 } },
 } as unknown as Cluster;
@@ -24,6 +26,16 @@ describe('nemesisFor', () => {
       expect(nemesis.target).toEqual(NETWORK.includes(kind) ? { link: target } : { process: target });
     },
   );
+
+  it('acts on a link the settings name besides the cluster’s own (a worker’s own proxy)', () => {
+    const link = { toxiproxy: new Toxiproxy('http://127.0.0.1:1'), proxy: 'worker-a_to_sink' };
+    const nemesis = nemesisFor(
+      cluster,
+      { kind: 'reply-loss', target: 'worker-a_to_sink' },
+      { ...settings, links: { 'worker-a_to_sink': link } },
+    );
+    expect(nemesis.target).toEqual({ link: 'worker-a_to_sink' });
+  });
 
   it('pauses a worker by the pid the settings give for its name', () => {
     expect(nemesisFor(cluster, { kind: 'pause', target: 'worker-a' }, settings).target).toEqual({

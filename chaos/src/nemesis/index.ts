@@ -54,6 +54,8 @@ export interface NemesisSettings {
   readonly latencyMs: number;
   /** Pids of other processes `pause` may target, by name (workers). */
   readonly pids?: Readonly<Record<string, number>>;
+  /** Links beside the cluster's own that network faults may target, by proxy name (a worker's own proxies). */
+  readonly links?: Readonly<Record<string, LinkTarget>>;
 }
 
 /**
@@ -70,15 +72,15 @@ export function nemesisFor(
   const { kind, target } = fault;
   switch (kind) {
     case 'partition':
-      return partition(linkNamed(cluster, target));
+      return partition(linkNamed(cluster, target, settings));
     case 'blackhole':
-      return blackhole(linkNamed(cluster, target));
+      return blackhole(linkNamed(cluster, target, settings));
     case 'reply-loss':
-      return replyLoss(linkNamed(cluster, target));
+      return replyLoss(linkNamed(cluster, target, settings));
     case 'latency':
-      return latencySpike(linkNamed(cluster, target), { latencyMs: settings.latencyMs });
+      return latencySpike(linkNamed(cluster, target, settings), { latencyMs: settings.latencyMs });
     case 'reset-peer':
-      return connectionReset(linkNamed(cluster, target));
+      return connectionReset(linkNamed(cluster, target, settings));
     case 'pause': {
       if (target === 'sink' || target === 'coordinator') return pause(serviceProcess(cluster, target));
       const pid = settings.pids?.[target];
@@ -94,8 +96,10 @@ export function nemesisFor(
   }
 }
 
-/** The cluster link whose proxy is named `proxy`. */
-function linkNamed(cluster: Cluster, proxy: string): LinkTarget {
+/** The link whose proxy is named `proxy`: one of settings.links, or a cluster link. */
+function linkNamed(cluster: Cluster, proxy: string, settings: NemesisSettings): LinkTarget {
+  const extra = settings.links?.[proxy];
+  if (extra) return extra;
   const link = (Object.keys(LINK_PROXY_NAMES) as ClusterLink[]).find((name) => LINK_PROXY_NAMES[name] === proxy);
   if (!link) throw new RangeError(`no cluster link has the proxy ${proxy}`);
   return clusterLink(cluster, link);
