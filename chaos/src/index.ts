@@ -27,3 +27,5 @@ export {
 export { Workload, DEFAULT_WORKLOAD, readFinalState, type WorkloadOptions } from './workload/workload.js';
 export * from './nemesis/index.js';
 export { Scenario, type ScenarioOptions, type ScenarioVerdict, type ScenarioWorker } from './scenario/harness.js';
+export { runSoak, SOAK_KINDS, type SoakOptions, type SoakProgress, type SoakResult } from './soak/soak.js';
+export { chaosCommand, type ChaosConfig } from './soak/command.js';

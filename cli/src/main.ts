@@ -1,7 +1,7 @@
 // `fencer`: one command line for every part. Each subcommand is defined by
 // the package that implements it; this file only assembles them.
 import { Command } from 'commander';
-import { toxiproxyCommand } from '@fencer/chaos';
+import { chaosCommand, toxiproxyCommand } from '@fencer/chaos';
 import { coordinatorCommand } from '@fencer/coordinator';
 import { sinkCommand } from '@fencer/sink';
 import { credentialsCommand, healthCommand } from '@fencer/supervisor';
@@ -19,6 +19,7 @@ const program = new Command('fencer')
   .addCommand(demoCommand())
   .addCommand(workerCommand())
   .addCommand(toxiproxyCommand())
+  .addCommand(chaosCommand())
   .addCommand(healthCommand())
   .addCommand(credentialsCommand());
 

@@ -181,8 +181,9 @@ export class Scenario {
     return { history, violations: checkHistory(history) };
   }
 
-  /** Stops everything the scenario started and removes its proxies from the Toxiproxy. */
+  /** Heals what is still injected, stops everything the scenario started and removes its proxies from the Toxiproxy. */
   async stop(): Promise<void> {
+    await Promise.allSettled([...this.#active].map((nemesis) => nemesis.heal()));
     for (const worker of this.#workers) worker.child.kill('SIGCONT');
     await Promise.all(this.#workers.map((worker) => worker.stop(3_000)));
     this.admin.coordinator.close();

@@ -1,0 +1,128 @@
+// `fencer chaos`: a seeded soak with live progress, a verdict, and the
+// seed to replay it. Exit 0 when S1–S6 held, 1 on any violation.
+import { setMaxListeners } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { ConfigError, configuredCommand, positiveInteger } from '@fencer/server-kit';
+import { runSoak, type SoakProgress, type SoakResult } from './soak.js';
+
+/** What `fencer chaos` runs with. */
+export interface ChaosConfig {
+  readonly seconds: number;
+  readonly seed: number;
+  readonly workers: number;
+  readonly resources: number;
+  /** Keep the run's data here; absent: a temporary directory, removed afterwards. */
+  readonly data?: string;
+  readonly toxiproxyUrl?: string;
+}
+
+/** `fencer chaos`. */
+export function chaosCommand(): Command {
+  return configuredCommand(
+    new Command('chaos').description(
+      'a seeded soak: looping workers under a random schedule of faults, then the S1–S6 check of the history',
+    ),
+    [
+      new Option('--seconds <n>', 'how long the faults go on').default(60).argParser(positiveInteger),
+      new Option('--seed <n>', 'the schedule’s seed (default: random; printed, to replay a run)').argParser(seedOf),
+      new Option('--workers <n>', 'worker processes (at most 26)').default(4).argParser(positiveInteger),
+      new Option('--resources <n>', 'resources they share').default(2).argParser(positiveInteger),
+      new Option('--data <dir>', 'keep the run’s data (logs, LevelDB) here'),
+      new Option('--toxiproxy <url>', 'inject faults through this running Toxiproxy').env('TOXIPROXY_URL'),
+    ],
+    (options: {
+      seconds: number;
+      seed?: number;
+      workers: number;
+      resources: number;
+      data?: string;
+      toxiproxy?: string;
+    }): ChaosConfig => {
+      if (options.workers > 26) throw new ConfigError('--workers must be at most 26');
+      return Object.freeze({
+        seconds: options.seconds,
+        seed: options.seed ?? Math.floor(Math.random() * 2 ** 31),
+        workers: options.workers,
+        resources: options.resources,
+        ...(options.data === undefined ? {} : { data: resolve(options.data) }),
+        ...(options.toxiproxy === undefined ? {} : { toxiproxyUrl: options.toxiproxy }),
+      });
+    },
+    runChaos,
+  );
+}
+
+function seedOf(value: string): number {
+  if (!/^\d{1,10}$/.test(value) || Number(value) >= 2 ** 32) {
+    throw new InvalidArgumentError('expected an integer from 0 to 4294967295');
+  }
+  return Number(value);
+}
+
+async function runChaos(config: ChaosConfig): Promise<void> {
+  const data = config.data ?? mkdtempSync(join(tmpdir(), 'fencer-chaos-'));
+  const stopping = new AbortController();
+  // Every planned fault waits on this one signal from the start of the run.
+  setMaxListeners(0, stopping.signal);
+  process.once('SIGINT', () => stopping.abort(new Error('interrupted')));
+  process.once('SIGTERM', () => stopping.abort(new Error('terminated')));
+  const replay = `fencer chaos --seed ${config.seed} --seconds ${config.seconds} --workers ${config.workers} --resources ${config.resources}`;
+  process.stdout.write(
+    `fencer chaos: seed ${config.seed}, ${config.seconds} s, ${config.workers} workers on ${config.resources} resources\n`,
+  );
+  let result: SoakResult;
+  try {
+    result = await runSoak({
+      ...config,
+      data,
+      signal: stopping.signal,
+      onProgress: progressBar(),
+    });
+  } catch (error) {
+    process.stderr.write(`\nfencer chaos: ${(error as Error).message}; replay with: ${replay}\n`);
+    process.exitCode = 1;
+    return;
+  } finally {
+    if (config.data === undefined) rmSync(data, { recursive: true, force: true });
+  }
+  process.stderr.write('\n');
+  const { history, violations } = result;
+  const byKind = new Map<string, number>();
+  for (const fault of history.faults) byKind.set(fault.name, (byKind.get(fault.name) ?? 0) + 1);
+  const acked = history.operations.filter((op) => op.method === 'Write' && op.outcome.type === 'ok').length;
+  process.stdout.write(
+    `${history.operations.length} operations (${acked} acknowledged writes), ${history.faults.length} faults (${[
+      ...byKind,
+    ]
+      .map(([kind, n]) => `${kind} ${n}`)
+      .join(', ')})\n`,
+  );
+  if (violations.length === 0) {
+    process.stdout.write('verdict: S1–S6 held\n');
+    return;
+  }
+  for (const v of violations) process.stdout.write(`  ${v.rule}: ${v.message}\n`);
+  process.stdout.write(`verdict: ${violations.length} violation(s); replay with: ${replay}\n`);
+  process.exitCode = 1;
+}
+
+/** Redraws one line on a terminal; elsewhere (CI logs) prints a line every 5 s. */
+function progressBar(): (progress: SoakProgress) => void {
+  const tty = process.stderr.isTTY;
+  let lastLineAt = -Infinity;
+  return (p) => {
+    const width = 30;
+    const done = Math.round((p.elapsedMs / p.totalMs) * width);
+    const line = `[${'#'.repeat(done)}${'.'.repeat(width - done)}] ${Math.round(p.elapsedMs / 1000)}/${Math.round(
+      p.totalMs / 1000,
+    )} s  operations ${p.operations}  faults ${p.faults}  violations ${p.violations}`;
+    if (tty) process.stderr.write(`\r${line}`);
+    else if (p.elapsedMs - lastLineAt >= 5_000) {
+      lastLineAt = p.elapsedMs;
+      process.stderr.write(`${line}\n`);
+    }
+  };
+}

@@ -1,0 +1,156 @@
+// A seeded soak: looping workers on a few resources, and a random schedule
+// of every nemesis that leaves the protocol's promises intact (partitions,
+// blackholes, lost replies, latency past the TTL, resets, pauses of any
+// process, crashes of either service) drawn from the seed, so the same seed
+// replays the same faults at the same offsets. The history is checked
+// (S1–S6) at the end. Faults that break a promise by design are left to
+// their named scenarios: a coordinator whose data is wiped forgets request
+// ids (R1, so S2 may not hold for requests in flight), and a rival
+// coordinator needs workers sent to it.
+import { join } from 'node:path';
+import { sleep } from '@fencer/client';
+import type { Violation } from '../checker/round.js';
+import { checkHistory } from '../checker/check.js';
+import type { History } from '../checker/history.js';
+import { nemesisFor, schedule, type ScheduledFault } from '../nemesis/index.js';
+import type { NemesisKind } from '../nemesis/fault.js';
+import type { LinkTarget } from '../nemesis/network.js';
+import { Scenario } from '../scenario/harness.js';
+
+/** The nemeses a soak draws from. */
+export const SOAK_KINDS: readonly NemesisKind[] = Object.freeze([
+  'partition',
+  'blackhole',
+  'reply-loss',
+  'latency',
+  'reset-peer',
+  'pause',
+  'crash',
+]);
+
+/** What a soak runs. */
+export interface SoakOptions {
+  readonly seconds: number;
+  readonly seed: number;
+  /** Data directory of the run's cluster. */
+  readonly data: string;
+  readonly workers: number;
+  readonly resources: number;
+  /** A running Toxiproxy (default: $TOXIPROXY_URL, else `fencer toxiproxy`). */
+  readonly toxiproxyUrl?: string;
+  /** Called about twice a second while the run goes on. */
+  readonly onProgress?: (progress: SoakProgress) => void;
+  /** Ends the run early: faults are healed, everything is stopped, and runSoak rejects with the reason. */
+  readonly signal?: AbortSignal;
+}
+
+/** Live counts of a soak. */
+export interface SoakProgress {
+  readonly elapsedMs: number;
+  readonly totalMs: number;
+  readonly operations: number;
+  readonly faults: number;
+  /** Violations the calls so far already show (a partial check). */
+  readonly violations: number;
+}
+
+/** What a soak found. */
+export interface SoakResult {
+  readonly seed: number;
+  readonly plan: readonly ScheduledFault[];
+  readonly history: History;
+  readonly violations: readonly Violation[];
+}
+
+const TTL_MS = 1_000;
+// Longer than the TTL, so a renewal cannot get through in time.
+const LATENCY_MS = 1_500;
+
+/** Runs one soak to the end and checks it; the cluster is stopped whatever happens. */
+export async function runSoak(options: SoakOptions): Promise<SoakResult> {
+  const owners = Array.from({ length: options.workers }, (_, i) => `worker-${String.fromCharCode(97 + i)}`);
+  const s = await Scenario.start({
+    name: `soak${options.seed}`,
+    data: join(options.data),
+    workers: owners,
+    ...(options.toxiproxyUrl ? { toxiproxyUrl: options.toxiproxyUrl } : {}),
+  });
+  try {
+    const workers = await Promise.all(
+      owners.map((owner, i) =>
+        s.worker(owner, [
+          '--resource',
+          `job-${(i % options.resources) + 1}`,
+          '--ttl-ms',
+          String(TTL_MS),
+          '--steps',
+          '4',
+          '--step-ms',
+          '50',
+          '--call-timeout-ms',
+          '500',
+        ]),
+      ),
+    );
+    const links: Record<string, LinkTarget> = {};
+    for (const worker of workers) {
+      links[worker.links.coordinator.proxy] = worker.links.coordinator;
+      links[worker.links.sink.proxy] = worker.links.sink;
+    }
+    const pids = Object.fromEntries(workers.map((w) => [w.owner, w.child.pid!]));
+    const totalMs = options.seconds * 1_000;
+    const plan = schedule({
+      seed: options.seed,
+      durationMs: totalMs,
+      kinds: SOAK_KINDS,
+      targets: {
+        partition: [...Object.keys(links), 'coordinator_to_sink'],
+        blackhole: [...Object.keys(links), 'coordinator_to_sink'],
+        'reply-loss': [...Object.keys(links), 'coordinator_to_sink'],
+        latency: [...Object.keys(links), 'coordinator_to_sink'],
+        'reset-peer': [...Object.keys(links), 'coordinator_to_sink'],
+        pause: [...owners, 'sink', 'coordinator'],
+      },
+      faultMs: [300, 2_500],
+      maxConcurrent: 2,
+    });
+
+    const startedAt = performance.now();
+    let faults = 0;
+    const progress = setInterval(() => {
+      options.onProgress?.({
+        elapsedMs: Math.min(totalMs, performance.now() - startedAt),
+        totalMs,
+        operations: s.operations.length,
+        faults,
+        violations: checkHistory(
+          { operations: s.operations, final: { fences: {}, results: {} }, faults: [] },
+          { partial: true },
+        ).length,
+      });
+    }, 500);
+    try {
+      await Promise.all([
+        ...plan.map(async (fault) => {
+          await until(startedAt + fault.atMs, options.signal);
+          const heal = await s.inject(nemesisFor(s.cluster, fault, { latencyMs: LATENCY_MS, pids, links }));
+          faults++;
+          await until(startedAt + fault.atMs + fault.durationMs, options.signal);
+          await heal();
+        }),
+        until(startedAt + totalMs, options.signal),
+      ]);
+    } finally {
+      clearInterval(progress);
+    }
+    const { history, violations } = await s.verdict();
+    return { seed: options.seed, plan, history, violations };
+  } finally {
+    await s.stop();
+  }
+}
+
+/** Resolves at `atMs` on performance.now(), or rejects with the signal's reason once it aborts. */
+function until(atMs: number, signal?: AbortSignal): Promise<void> {
+  return sleep(Math.max(0, atMs - performance.now()), signal);
+}

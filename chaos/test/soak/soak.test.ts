@@ -1,0 +1,44 @@
+// `fencer chaos` as CI runs it: a two-minute seeded soak of real processes
+// under every soak nemesis, checked S1–S6; and its command line's errors.
+import { describe, expect, it } from 'vitest';
+import { runFencer } from '@fencer/testkit';
+import { SOAK_KINDS } from '../../src/index.js';
+
+const SECONDS = Number(process.env.FENCER_SOAK_SECONDS ?? 120);
+
+describe('fencer chaos', () => {
+  it(
+    `a ${SECONDS} s soak under every soak nemesis holds S1–S6`,
+    async () => {
+      const { code, stdout, stderr } = await runFencer(['chaos', '--seconds', String(SECONDS)], {
+        timeoutMs: (SECONDS + 90) * 1_000,
+      });
+      const seed = /seed (\d+)/.exec(stdout)?.[1];
+      expect(
+        { code, verdict: stdout.split('\n').at(-2), stderrTail: stderr.slice(-300) },
+        `seed ${seed}`,
+      ).toMatchObject({
+        code: 0,
+        verdict: 'verdict: S1–S6 held',
+      });
+      // Progress was shown while it ran, and every kind of fault struck.
+      expect(stderr).toMatch(/operations \d+ {2}faults \d+ {2}violations 0/);
+      const faults = /faults \(([^)]*)\)/.exec(stdout)![1]!;
+      for (const kind of SOAK_KINDS) expect(faults, `seed ${seed}`).toMatch(new RegExp(`(^|, )${kind} \\d+`));
+      expect(Number(/(\d+) acknowledged writes/.exec(stdout)![1])).toBeGreaterThan(100);
+    },
+    (SECONDS + 120) * 1_000,
+  );
+
+  it.each([
+    [['--seed', 'x'], "error: option '--seed <n>' argument 'x' is invalid. expected an integer from 0 to 4294967295"],
+    [
+      ['--seconds', '0'],
+      "error: option '--seconds <n>' argument '0' is invalid. expected a positive integer, got \"0\"",
+    ],
+    [['--workers', '27'], 'error: --workers must be at most 26'],
+  ])('rejects %j with one line and exit 1', async (args, message) => {
+    const { code, stderr } = await runFencer(['chaos', ...args]);
+    expect([code, stderr.trim()]).toEqual([1, message]);
+  });
+});
