@@ -3,10 +3,16 @@
 // worker processes each behind a proxy pair of its own (so a fault can cut
 // one worker off and not another), nemeses whose periods are recorded, and
 // at the end the history checked against the sink's final state.
-import { readFileSync } from 'node:fs';
 import { Toxiproxy } from 'toxiproxy-node-client';
 import { CoordinatorConnection, SinkConnection } from '@fencer/client';
-import { startCluster, startWorker, type Cluster, type ClusterLink, type WorkerProcess } from '@fencer/supervisor';
+import {
+  credentialToken,
+  startCluster,
+  startWorker,
+  type Cluster,
+  type ClusterLink,
+  type WorkerProcess,
+} from '@fencer/supervisor';
 import { checkHistory } from '../checker/check.js';
 import { operationFromCall, type FaultPeriod, type History, type Operation } from '../checker/history.js';
 import type { Violation } from '../checker/round.js';
@@ -60,11 +66,7 @@ export class Scenario {
     this.#name = name;
     this.cluster = cluster;
     this.toxiproxy = new Toxiproxy(cluster.toxiproxy.url);
-    const credentials = JSON.parse(readFileSync(cluster.credentials!.credentialsFile, 'utf8')) as {
-      token: string;
-      role: string;
-    }[];
-    const token = credentials.find((c) => c.role === 'admin')!.token;
+    const token = credentialToken(cluster.credentials!.credentialsFile, { role: 'admin' });
     this.admin = {
       coordinator: new CoordinatorConnection({ address: cluster.coordinator.ready.address, token }),
       sink: new SinkConnection({ address: cluster.sink.ready.address, token }),

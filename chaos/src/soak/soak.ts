@@ -16,6 +16,7 @@ import { nemesisFor, schedule, type ScheduledFault } from '../nemesis/index.js';
 import type { NemesisKind } from '../nemesis/fault.js';
 import type { LinkTarget } from '../nemesis/network.js';
 import { Scenario } from '../scenario/harness.js';
+import { DEFAULT_WORKLOAD, loopingWorkerArgs } from '../workload/workload.js';
 
 /** The nemeses a soak draws from. */
 export const SOAK_KINDS: readonly NemesisKind[] = Object.freeze([
@@ -62,9 +63,9 @@ export interface SoakResult {
   readonly violations: readonly Violation[];
 }
 
-const TTL_MS = 1_000;
-// Longer than the TTL, so a renewal cannot get through in time.
-const LATENCY_MS = 1_500;
+const SOAK_WORKLOAD = { ...DEFAULT_WORKLOAD, stepMs: 50 };
+// Longer than the workers' TTL, so a renewal cannot get through in time.
+const LATENCY_MS = DEFAULT_WORKLOAD.ttlMs * 1.5;
 
 /** Runs one soak to the end and checks it; the cluster is stopped whatever happens. */
 export async function runSoak(options: SoakOptions): Promise<SoakResult> {
@@ -77,20 +78,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   });
   try {
     const workers = await Promise.all(
-      owners.map((owner, i) =>
-        s.worker(owner, [
-          '--resource',
-          `job-${(i % options.resources) + 1}`,
-          '--ttl-ms',
-          String(TTL_MS),
-          '--steps',
-          '4',
-          '--step-ms',
-          '50',
-          '--call-timeout-ms',
-          '500',
-        ]),
-      ),
+      owners.map((owner, i) => s.worker(owner, loopingWorkerArgs(`job-${(i % options.resources) + 1}`, SOAK_WORKLOAD))),
     );
     const links: Record<string, LinkTarget> = {};
     for (const worker of workers) {

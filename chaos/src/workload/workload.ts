@@ -1,11 +1,10 @@
 // The chaos workload: several `fencer worker` processes (built on the worker
 // library) looping on a few resources — acquire, a result per step, renew,
-// release, with think time — every call they make recorded as a history
-// operation, and at the end the sink's state read back for the checker.
-import { readFileSync } from 'node:fs';
+// release, with think time — and, at the end of a run, the sink's state read
+// back for the checker. (Scenario starts the workers and records their calls.)
 import { ResultNotFoundError, SinkConnection } from '@fencer/client';
-import { startWorker, type Cluster, type WorkerProcess } from '@fencer/supervisor';
-import { operationFromCall, type FinalState, type Operation } from '../checker/history.js';
+import { credentialToken, type Cluster } from '@fencer/supervisor';
+import type { FinalState, Operation } from '../checker/history.js';
 
 /** What the workload runs. */
 export interface WorkloadOptions {
@@ -31,64 +30,20 @@ export const DEFAULT_WORKLOAD: WorkloadOptions = Object.freeze({
   callTimeoutMs: 500,
 });
 
-/** Running workers and the history they are writing. */
-export class Workload {
-  readonly workers: readonly WorkerProcess[];
-  readonly #operations: Operation[];
-
-  private constructor(workers: WorkerProcess[], operations: Operation[]) {
-    this.workers = workers;
-    this.#operations = operations;
-  }
-
-  /** Starts every worker, each through the cluster's proxies with its own token. */
-  static async start(cluster: Cluster, options: WorkloadOptions): Promise<Workload> {
-    const operations: Operation[] = [];
-    const workers = await Promise.all(
-      options.workers.map((owner, i) =>
-        startWorker({
-          coordinator: cluster.links.workersToCoordinator,
-          sink: cluster.links.workersToSink,
-          owner,
-          ...(cluster.credentials ? { tokenFile: cluster.credentials.workerTokenFiles[owner]! } : {}),
-          args: [
-            '--resource',
-            options.resources[i % options.resources.length]!,
-            '--ttl-ms',
-            String(options.ttlMs),
-            '--steps',
-            String(options.steps),
-            '--step-ms',
-            String(options.stepMs),
-            '--call-timeout-ms',
-            String(options.callTimeoutMs),
-          ],
-          onEvent: (event) => {
-            if (event.event === 'call') operations.push(operationFromCall(operations.length + 1, owner, event));
-          },
-        }),
-      ),
-    );
-    return new Workload(workers, operations);
-  }
-
-  /** Every call recorded so far, in the order the events arrived. */
-  get operations(): readonly Operation[] {
-    return this.#operations;
-  }
-
-  /** The pid of a worker, for process nemeses. */
-  pidOf(owner: string): number {
-    const worker = this.workers.find((w) => w.owner === owner);
-    if (!worker?.child.pid) throw new Error(`no running worker ${owner}`);
-    return worker.child.pid;
-  }
-
-  /** Stops every worker (thawing any that a nemesis left frozen); calls in flight end as unknown or not at all. */
-  async stop(): Promise<void> {
-    for (const worker of this.workers) worker.child.kill('SIGCONT');
-    await Promise.all(this.workers.map((worker) => worker.stop(3_000)));
-  }
+/** The `fencer worker` flags of one looping worker of the workload on `resource`. */
+export function loopingWorkerArgs(resource: string, options: Omit<WorkloadOptions, 'workers' | 'resources'>): string[] {
+  return [
+    '--resource',
+    resource,
+    '--ttl-ms',
+    String(options.ttlMs),
+    '--steps',
+    String(options.steps),
+    '--step-ms',
+    String(options.stepMs),
+    '--call-timeout-ms',
+    String(options.callTimeoutMs),
+  ];
 }
 
 /**
@@ -100,7 +55,7 @@ export async function readFinalState(cluster: Cluster, operations: readonly Oper
   const sink = new SinkConnection({
     address: cluster.sink.ready.address,
     callTimeoutMs: 5_000,
-    ...(cluster.credentials ? { token: adminToken(cluster.credentials.credentialsFile) } : {}),
+    ...(cluster.credentials ? { token: credentialToken(cluster.credentials.credentialsFile, { role: 'admin' }) } : {}),
   });
   try {
     const writes = operations.filter((op) => op.method === 'Write');
@@ -127,11 +82,4 @@ export async function readFinalState(cluster: Cluster, operations: readonly Oper
   } finally {
     sink.close();
   }
-}
-
-function adminToken(credentialsFile: string): string {
-  const credentials = JSON.parse(readFileSync(credentialsFile, 'utf8')) as { token: string; role: string }[];
-  const admin = credentials.find((c) => c.role === 'admin');
-  if (!admin) throw new Error(`${credentialsFile} has no admin credential to read the final state with`);
-  return admin.token;
 }

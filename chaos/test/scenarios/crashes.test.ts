@@ -6,22 +6,19 @@
 // keeps every token to one holder and no stale write accepted (S1, S3).
 import { describe, expect, it } from 'vitest';
 import { eventually } from '@fencer/testkit';
-import { crash, replyLoss, splitBrain, type Operation, type Scenario } from '../../src/index.js';
+import {
+  crash,
+  DEFAULT_WORKLOAD,
+  loopingWorkerArgs,
+  replyLoss,
+  splitBrain,
+  type Operation,
+  type Scenario,
+} from '../../src/index.js';
 import { acquire, scenario, scripted, write } from './helpers.js';
 
 const WORKERS = ['worker-a', 'worker-b', 'worker-c', 'worker-d'];
-const looping = (resource: string) => [
-  '--resource',
-  resource,
-  '--ttl-ms',
-  '1000',
-  '--steps',
-  '4',
-  '--step-ms',
-  '50',
-  '--call-timeout-ms',
-  '500',
-];
+const looping = (resource: string) => loopingWorkerArgs(resource, { ...DEFAULT_WORKLOAD, stepMs: 50 });
 
 const ok = (method: Operation['method']) => (op: Operation) => op.method === method && op.outcome.type === 'ok';
 

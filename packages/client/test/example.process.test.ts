@@ -5,28 +5,20 @@ import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCluster, type Cluster } from '@fencer/supervisor';
-import { tempDir } from '@fencer/testkit';
+import type { Cluster } from '@fencer/supervisor';
+import { startTestCluster } from '@fencer/testkit';
 import { CoordinatorConnection, LeaseKeeper, SinkConnection } from '../src/index.js';
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const run = promisify(execFile);
 
-let dir: ReturnType<typeof tempDir>;
 let cluster: Cluster;
+let stopCluster: () => Promise<void>;
 beforeAll(async () => {
-  dir = tempDir('fencer-client-example-');
-  cluster = await startCluster({
-    data: dir.path,
-    sinkListen: '127.0.0.1:0',
-    coordinatorListen: '127.0.0.1:0',
-    insecure: false,
-    stopGraceMs: 5_000,
-  });
+  ({ cluster, stop: stopCluster } = await startTestCluster('fencer-client-example-'));
 });
 afterAll(async () => {
-  await cluster?.stop();
-  dir?.remove();
+  await stopCluster?.();
 });
 
 const example = (owner: 'worker-a' | 'worker-b') =>

@@ -3,11 +3,10 @@
 // lease past its TTL, retries keep their request id and result id through
 // dropped replies (R1, F3), a refused or unrenewable lease fires the signal,
 // and a stale write is refused by the sink, not by the library (F1).
-import { readFileSync } from 'node:fs';
 import { Toxiproxy, type Proxy } from 'toxiproxy-node-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCluster, type Cluster, type ClusterLink } from '@fencer/supervisor';
-import { eventually, tempDir } from '@fencer/testkit';
+import { credentialToken, type Cluster, type ClusterLink } from '@fencer/supervisor';
+import { eventually, startTestCluster } from '@fencer/testkit';
 import {
   CoordinatorConnection,
   FencedWriter,
@@ -22,34 +21,22 @@ import {
 
 const FAST_RETRY = { initialMs: 20, maxMs: 200, multiplier: 2, maxAttempts: 30 };
 
-let dir: ReturnType<typeof tempDir>;
 let cluster: Cluster;
+let stopCluster: () => Promise<void>;
 let toxiproxy: Toxiproxy;
-const tokens: Record<string, string> = {};
 const opened: { close(): void }[] = [];
 
 beforeAll(async () => {
-  dir = tempDir('fencer-client-keeper-');
-  cluster = await startCluster({
-    data: dir.path,
-    sinkListen: '127.0.0.1:0',
-    coordinatorListen: '127.0.0.1:0',
-    insecure: false,
-    stopGraceMs: 5_000,
-  });
+  ({ cluster, stop: stopCluster } = await startTestCluster('fencer-client-keeper-'));
   toxiproxy = new Toxiproxy(cluster.toxiproxy.url);
-  const credentials = JSON.parse(readFileSync(cluster.credentials!.credentialsFile, 'utf8')) as {
-    token: string;
-    identity: string;
-  }[];
-  for (const { identity, token } of credentials) tokens[identity] = token;
 });
 
 afterAll(async () => {
   for (const connection of opened) connection.close();
-  await cluster?.stop();
-  dir?.remove();
+  await stopCluster?.();
 });
+
+const tokenOf = (identity: string) => credentialToken(cluster.credentials!.credentialsFile, { identity });
 
 /** Connections as worker `identity`, through the proxies (or straight to the services with `direct`). */
 function connect(
@@ -57,7 +44,7 @@ function connect(
   options: { direct?: boolean; observer?: CallObserver; callTimeoutMs?: number } = {},
 ) {
   const common = {
-    token: tokens[identity]!,
+    token: tokenOf(identity),
     callTimeoutMs: options.callTimeoutMs ?? 1_000,
     ...(options.observer ? { observer: options.observer } : {}),
   };

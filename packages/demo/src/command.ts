@@ -3,14 +3,21 @@
 // checks, and exits 0 only if every check held. Everything it started is
 // stopped at the end, on Ctrl-C, and when its own parent goes away;
 // `--keep` leaves the cluster running for exploring.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { Toxiproxy } from 'toxiproxy-node-client';
 import { CoordinatorConnection, SinkConnection } from '@fencer/client';
 import { configuredCommand, positiveInteger, whenParentGone } from '@fencer/server-kit';
-import { ClusterStartError, startCluster, startWorker, type Cluster, type WorkerProcess } from '@fencer/supervisor';
+import {
+  ClusterStartError,
+  credentialToken,
+  startCluster,
+  startWorker,
+  type Cluster,
+  type WorkerProcess,
+} from '@fencer/supervisor';
 import { Narrator } from './narrator.js';
 import { tellStory } from './story.js';
 
@@ -99,10 +106,7 @@ async function runDemo(config: DemoConfig): Promise<void> {
   );
   print(`   toxiproxy   ${cluster.toxiproxy.url}, data in ${data}`);
 
-  const tokenOf = (identity: string) =>
-    (JSON.parse(readFileSync(credentials!.credentialsFile, 'utf8')) as { token: string; identity: string }[]).find(
-      (c) => c.identity === identity,
-    )!.token;
+  const tokenOf = (identity: string) => credentialToken(credentials!.credentialsFile, { identity });
   const resource = 'task-1';
   const narrator = new Narrator(print);
   let allHeld = false;

@@ -61,6 +61,19 @@ export function ensureCredentials(data: string, workers: readonly string[] = DEF
   return { credentialsFile, sinkTokenFile, workerTokenFiles };
 }
 
+/**
+ * The bearer token of the first credential in `credentialsFile` with this
+ * identity or role: how a cluster's own tools (the demo, the chaos suite,
+ * tests) act as `admin` or as a worker. Throws ConfigError when none matches.
+ */
+export function credentialToken(credentialsFile: string, who: { identity: string } | { role: string }): string {
+  const match = readCredentials(credentialsFile).find((c) =>
+    'identity' in who ? c.identity === who.identity : c.role === who.role,
+  );
+  if (!match) throw new ConfigError(`${credentialsFile} has no credential for ${JSON.stringify(who)}`);
+  return match.token;
+}
+
 function readCredentials(file: string) {
   try {
     return readCredentialsFile(file);

@@ -26,7 +26,13 @@ export {
   type ChildExit,
 } from './cluster.js';
 export { healthStatus, healthCommand } from './health.js';
-export { ensureCredentials, credentialsCommand, DEFAULT_WORKERS, type ClusterCredentials } from './credentials.js';
+export {
+  ensureCredentials,
+  credentialsCommand,
+  credentialToken,
+  DEFAULT_WORKERS,
+  type ClusterCredentials,
+} from './credentials.js';
 export {
   startWorker,
   type WorkerProcess,

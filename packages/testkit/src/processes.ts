@@ -1,7 +1,8 @@
 // Real processes for tests: `fencer <subcommand>` started as a child on port
 // 0, its address read from the ready line, killed with real signals.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fencerBin, spawnReady, stopChild } from '@fencer/supervisor';
+import { fencerBin, spawnReady, startCluster, stopChild, type Cluster, type ClusterOptions } from '@fencer/supervisor';
+import { tempDir } from './waiting.js';
 
 /** A running `fencer` process started by startFencer. */
 export interface FencerProcess {
@@ -71,4 +72,31 @@ export async function startFencer(
 /** Stops a process with SIGTERM, and SIGKILL if it is still there after graceMs. */
 export async function stopFencer(fencer: FencerProcess, graceMs = 5_000): Promise<void> {
   await stopChild(fencer, graceMs);
+}
+
+/**
+ * A secured cluster (sink, coordinator, fault proxy; port 0; generated
+ * credentials) in a fresh temporary directory, for tests: `stop()` stops
+ * it and removes the directory.
+ */
+export async function startTestCluster(
+  prefix: string,
+  options: Partial<ClusterOptions> = {},
+): Promise<{ cluster: Cluster; stop(): Promise<void> }> {
+  const dir = tempDir(prefix);
+  const cluster = await startCluster({
+    data: dir.path,
+    sinkListen: '127.0.0.1:0',
+    coordinatorListen: '127.0.0.1:0',
+    insecure: false,
+    stopGraceMs: 5_000,
+    ...options,
+  });
+  return {
+    cluster,
+    stop: async () => {
+      await cluster.stop();
+      dir.remove();
+    },
+  };
 }

@@ -4,29 +4,20 @@
 // refused by the sink (F1); looping workers take turns with distinct tokens.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoordinatorConnection, LeaseKeeper } from '@fencer/client';
-import { startCluster, startWorker, type Cluster, type WorkerProcess } from '@fencer/supervisor';
-import { eventually, runFencer, tempDir } from '@fencer/testkit';
-import { readFileSync } from 'node:fs';
+import { credentialToken, startWorker, type Cluster, type WorkerProcess } from '@fencer/supervisor';
+import { eventually, runFencer, startTestCluster } from '@fencer/testkit';
 
-let dir: ReturnType<typeof tempDir>;
 let cluster: Cluster;
+let stopCluster: () => Promise<void>;
 const workers: WorkerProcess[] = [];
 
 beforeAll(async () => {
-  dir = tempDir('fencer-worker-');
-  cluster = await startCluster({
-    data: dir.path,
-    sinkListen: '127.0.0.1:0',
-    coordinatorListen: '127.0.0.1:0',
-    insecure: false,
-    stopGraceMs: 5_000,
-  });
+  ({ cluster, stop: stopCluster } = await startTestCluster('fencer-worker-'));
 });
 
 afterAll(async () => {
   await Promise.all(workers.map((worker) => worker.stop()));
-  await cluster?.stop();
-  dir?.remove();
+  await stopCluster?.();
 });
 
 const worker = async (owner: 'worker-a' | 'worker-b', args: string[]) => {
@@ -44,7 +35,7 @@ const worker = async (owner: 'worker-a' | 'worker-b', args: string[]) => {
 const directCoordinator = (owner: string) =>
   new CoordinatorConnection({
     address: cluster.coordinator.ready.address,
-    token: readFileSync(cluster.credentials!.workerTokenFiles[owner]!, 'utf8').trim(),
+    token: credentialToken(cluster.credentials!.credentialsFile, { identity: owner }),
   });
 
 describe('fencer worker', () => {
