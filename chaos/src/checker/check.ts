@@ -5,27 +5,32 @@
 // as not having happened when that would. Real-time order between
 // operations of different processes is trusted only beyond
 // `clockUncertaintyMs`, since each process reads the shared clock itself.
-import type { FinalState, History, Operation } from './history.js';
+import type { FinalState, History, Operation, StoredResult } from './history.js';
 import type { Violation } from './round.js';
 
-/** How much the processes' readings of the shared clock may disagree, in ms. */
+/** How much the processes' readings of the shared clock may disagree, in ms (default 1). */
 export interface CheckOptions {
   readonly clockUncertaintyMs?: number;
   /**
-   * A run still under way: judge only what the calls themselves show
-   * (S1–S4 and impossible answers), not the final state, which is empty.
+   * A run still under way: judge only what the calls themselves show, not
+   * the final state, which is empty (no S3 final fence, no stored result
+   * checked; S5 only as a read that found nothing after an acknowledged write).
    */
   readonly partial?: boolean;
 }
 
+/** An acknowledged claim that `token` of `resource` is `holder`'s: an ok Acquire (fresh or replayed) or Renew. */
 interface Grant {
   readonly op: Operation;
   readonly resource: string;
   readonly token: bigint;
   readonly holder: string;
+  /** An Acquire that minted its token (not an R1 replay). */
+  readonly fresh: boolean;
 }
 
-interface AckedWrite {
+/** A Write as sent, whatever became of it. */
+interface SentWrite {
   readonly op: Operation;
   readonly resource: string;
   readonly resultId: string;
@@ -33,32 +38,43 @@ interface AckedWrite {
   readonly payload: string;
 }
 
+/** A Write the sink acknowledged. */
+interface AckedWrite extends SentWrite {
+  readonly replayed: boolean;
+}
+
+type Flag = (rule: Violation['rule'], message: string, operations: readonly Operation[]) => void;
+
 // Requests and responses come from JSON lines: strings, numbers and booleans only where read here.
 const text = (value: unknown): string =>
   typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'bigint' ? String(value) : '';
 const tokenOf = (value: unknown): bigint => BigInt(text(value) || '0');
-const holderOf = (request: Readonly<Record<string, unknown>>) =>
-  `${text(request.owner_id)}#${text(request.incarnation)}`;
+const holderOf = (fields: Readonly<Record<string, unknown>>) => `${text(fields.owner_id)}#${text(fields.incarnation)}`;
+const responseOf = (op: Operation): Readonly<Record<string, unknown>> =>
+  op.outcome.type === 'ok' ? op.outcome.response : {};
+// Map keys: V2 keeps control characters out of resources and result ids.
+const keyOf = (resource: string, resultId: string) => `${resource}\u0000${resultId}`;
+const where = (resource: string, resultId: string) => `${resource}/${resultId}`;
+const named = (op: Operation) => `${op.method} #${op.id} (${op.process})`;
+const quoted = (payload: string) => JSON.stringify(payload.length > 40 ? `${payload.slice(0, 40)}…` : payload);
+const RULE_ORDER: readonly Violation['rule'][] = ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'protocol'];
 
-/** Every violation of S1–S6 (and every impossible answer, as `protocol`) in the history; empty when it is safe. */
+/**
+ * Every violation of S1–S6 (and every impossible answer, as `protocol`) in
+ * the history, each citing the ids of the operations involved; empty when
+ * it is safe. Sorted by rule, then by the first operation cited. Costs
+ * O(n log n) in the number of operations. Assumes the history holds every
+ * call made to its resources (unknown outcomes included) and the final
+ * state every result id those writes named.
+ */
 export function checkHistory(history: History, options: CheckOptions = {}): Violation[] {
   const margin = options.clockUncertaintyMs ?? 1;
   const found: Violation[] = [];
-  const flag = (rule: Violation['rule'], message: string, operations: Operation[]) =>
+  const flag: Flag = (rule, message, operations) =>
     found.push({ rule, message, operations: operations.map((op) => op.id) });
 
-  const ok = history.operations.filter((op) => op.outcome.type === 'ok');
-  const grants: Grant[] = [];
-  for (const op of ok.filter((op) => op.method === 'Acquire' || op.method === 'Renew')) {
-    const lease = (op.outcome as { response: { lease?: Record<string, unknown> } }).response.lease ?? {};
-    const grant = { op, resource: text(lease.resource), token: tokenOf(lease.token), holder: holderOf(lease) };
-    if (grant.token === 0n || grant.resource !== text(op.request.resource)) {
-      flag('protocol', `${op.method} #${op.id} answered an impossible lease ${JSON.stringify(lease)}`, [op]);
-      continue;
-    }
-    grants.push(grant);
-  }
-  const writes: AckedWrite[] = ok
+  const grants = readGrants(history.operations, flag);
+  const sent: SentWrite[] = history.operations
     .filter((op) => op.method === 'Write')
     .map((op) => ({
       op,
@@ -67,187 +83,340 @@ export function checkHistory(history: History, options: CheckOptions = {}): Viol
       token: tokenOf(op.request.token),
       payload: text(op.request.payload),
     }));
-  for (const w of writes) {
-    const fence = tokenOf((w.op.outcome as { response: Record<string, unknown> }).response.fence);
-    if (fence !== w.token) flag('protocol', `Write #${w.op.id} accepted token ${w.token} under fence ${fence}`, [w.op]);
-  }
+  const acked = readAckedWrites(sent, flag);
 
-  checkGrants(grants, flag);
-  checkFenceOrder(grants, writes, options.partial ? undefined : history.final, margin, flag);
-  if (!options.partial) checkResults(history.operations, writes, history.final, flag);
-  return found;
+  checkGrants(grants, margin, flag);
+  const final = options.partial ? undefined : history.final;
+  checkFenceOrder(grants, acked, final, margin, flag);
+  if (final) checkStored(grants, sent, final, margin, flag);
+  checkResults(history.operations, acked, final, margin, flag);
+  const first = (v: Violation) => v.operations?.[0] ?? Infinity;
+  return found.sort((a, b) => RULE_ORDER.indexOf(a.rule) - RULE_ORDER.indexOf(b.rule) || first(a) - first(b));
 }
 
-type Flag = (rule: Violation['rule'], message: string, operations: Operation[]) => void;
+/** The ok Acquires and Renews as grants; a lease that cannot answer its request is a protocol violation. */
+function readGrants(operations: readonly Operation[], flag: Flag): Grant[] {
+  const grants: Grant[] = [];
+  for (const op of operations) {
+    if (op.outcome.type !== 'ok' || (op.method !== 'Acquire' && op.method !== 'Renew')) continue;
+    const response = responseOf(op);
+    const lease = (response.lease ?? {}) as Readonly<Record<string, unknown>>;
+    const grant: Grant = {
+      op,
+      resource: text(lease.resource),
+      token: tokenOf(lease.token),
+      holder: holderOf(lease),
+      fresh: op.method === 'Acquire' && response.replayed !== true,
+    };
+    const wrong =
+      grant.token === 0n
+        ? 'token 0'
+        : grant.resource !== text(op.request.resource)
+          ? 'another resource'
+          : grant.holder !== holderOf(op.request)
+            ? 'another holder'
+            : op.method === 'Renew' && grant.token !== tokenOf(op.request.token)
+              ? 'another token'
+              : undefined;
+    if (wrong) flag('protocol', `${named(op)} answered a lease with ${wrong}: ${JSON.stringify(lease)}`, [op]);
+    else grants.push(grant);
+  }
+  return grants;
+}
 
-/** S1: one holder per token; S2: one token per request id. */
-function checkGrants(grants: Grant[], flag: Flag): void {
-  const holders = new Map<string, Grant>();
-  for (const g of grants) {
-    const key = `${g.resource}@${g.token}`;
-    const first = holders.get(key);
-    if (!first) holders.set(key, g);
-    else if (first.holder !== g.holder) {
-      flag(
-        'S1',
-        `${g.resource}: token ${g.token} held by ${first.holder} (${first.op.method} #${first.op.id}) and by ${g.holder} (${g.op.method} #${g.op.id})`,
-        [first.op, g.op],
-      );
+/** The acknowledged Writes; an acknowledgement under a fence other than the write's token breaks F1. */
+function readAckedWrites(sent: readonly SentWrite[], flag: Flag): AckedWrite[] {
+  const acked: AckedWrite[] = [];
+  for (const w of sent) {
+    if (w.op.outcome.type !== 'ok') continue;
+    const { outcome, fence } = responseOf(w.op);
+    if (outcome !== 'APPLIED' && outcome !== 'REPLAYED') {
+      flag('protocol', `${named(w.op)} succeeded with outcome ${JSON.stringify(outcome)}`, [w.op]);
+      continue;
+    }
+    if (tokenOf(fence) !== w.token) {
+      flag('protocol', `${named(w.op)} was ${outcome} under token ${w.token} with fence ${text(fence)} (F1)`, [w.op]);
+    }
+    acked.push({ ...w, replayed: outcome === 'REPLAYED' });
+  }
+  return acked;
+}
+
+/**
+ * S1: one holder per token; S2: one token per request id; L6 (as
+ * `protocol`): a freshly minted token is above every token acknowledged
+ * before the Acquire was sent.
+ */
+function checkGrants(grants: readonly Grant[], margin: number, flag: Flag): void {
+  for (const same of groupBy(grants, (g) => keyOf(g.resource, String(g.token))).values()) {
+    const holders = firstOfEach(same, (g) => g.holder);
+    if (holders.length > 1) {
+      const list = holders.map((g) => `${g.holder} (${named(g.op)})`).join(', ');
+      flag('S1', `${same[0]!.resource}: token ${same[0]!.token} was granted to ${list}`, ops(holders));
     }
   }
-  const byRequest = new Map<string, Grant>();
-  for (const g of grants.filter((g) => g.op.method === 'Acquire')) {
-    const id = text(g.op.request.request_id);
-    const first = byRequest.get(id);
-    if (!first) byRequest.set(id, g);
-    else if (first.token !== g.token || first.resource !== g.resource) {
-      flag('S2', `request id ${id} yielded token ${first.token} (#${first.op.id}) and token ${g.token} (#${g.op.id})`, [
-        first.op,
-        g.op,
-      ]);
+  const acquires = grants.filter((g) => g.op.method === 'Acquire');
+  for (const [requestId, same] of groupBy(acquires, (g) => text(g.op.request.request_id))) {
+    const tokens = firstOfEach(same, (g) => keyOf(g.resource, String(g.token)));
+    if (tokens.length > 1) {
+      const list = tokens.map((g) => `token ${g.token} of ${g.resource} (${named(g.op)})`).join(', ');
+      flag('S2', `request id ${JSON.stringify(requestId)} yielded ${list}`, ops(tokens));
+    }
+  }
+  for (const [resource, resourceGrants] of groupBy(grants, (g) => g.resource)) {
+    const highest = highestBefore(resourceGrants, (g) => g.op.completedMs);
+    for (const g of resourceGrants.filter((g) => g.fresh)) {
+      const earlier = highest(g.op.invokedMs - margin);
+      // The same token to another holder is S1's finding.
+      if (earlier && (g.token < earlier.token || (g.token === earlier.token && g.holder === earlier.holder))) {
+        flag(
+          'protocol',
+          `${resource}: ${named(g.op)} minted token ${g.token}, not above token ${earlier.token} that ${named(earlier.op)} had acknowledged before it was sent (L6)`,
+          [earlier.op, g.op],
+        );
+      }
     }
   }
 }
 
 /**
- * S3: after a grant of t was acknowledged, no write below t invoked later is
- * accepted, and the final fence is at least every acknowledged grant. S4:
+ * S3: after a grant of t was acknowledged, no write below t sent later is
+ * accepted, and the final fence is at least every acknowledged token. S4:
  * accepted writes follow real time in non-decreasing token order.
  */
 function checkFenceOrder(
-  grants: Grant[],
-  writes: AckedWrite[],
+  grants: readonly Grant[],
+  writes: readonly AckedWrite[],
   final: FinalState | undefined,
   margin: number,
   flag: Flag,
 ): void {
+  const grantsOf = groupBy(grants, (g) => g.resource);
   for (const [resource, resourceWrites] of groupBy(writes, (w) => w.resource)) {
-    const resourceGrants = grants.filter((g) => g.resource === resource && g.op.method === 'Acquire');
-    const latestGrant = highestBefore(resourceGrants.map((g) => ({ atMs: g.op.completedMs, token: g.token, item: g })));
-    const latestWrite = highestBefore(resourceWrites.map((w) => ({ atMs: w.op.completedMs, token: w.token, item: w })));
+    const latestGrant = highestBefore(grantsOf.get(resource) ?? [], (g) => g.op.completedMs);
+    const latestWrite = highestBefore(resourceWrites, (w) => w.op.completedMs);
     for (const w of resourceWrites) {
       const grant = latestGrant(w.op.invokedMs - margin);
       if (grant && w.token < grant.token) {
         flag(
           'S3',
-          `${resource}: write #${w.op.id} with token ${w.token} was accepted though a grant of token ${grant.token} (#${grant.item.op.id}) was acknowledged before it was sent`,
-          [grant.item.op, w.op],
+          `${resource}: ${named(w.op)} with token ${w.token} was accepted, though the grant of token ${grant.token} to ${grant.holder} (${named(grant.op)}) was acknowledged before it was sent`,
+          [grant.op, w.op],
         );
       }
       const earlier = latestWrite(w.op.invokedMs - margin);
       if (earlier && w.token < earlier.token) {
         flag(
           'S4',
-          `${resource}: write #${w.op.id} with token ${w.token} was accepted after write #${earlier.item.op.id} with token ${earlier.token}`,
-          [earlier.item.op, w.op],
+          `${resource}: ${named(w.op)} with token ${w.token} was accepted after ${named(earlier.op)} with token ${earlier.token} had been`,
+          [earlier.op, w.op],
         );
       }
     }
   }
   if (!final) return;
-  for (const g of grants.filter((g) => g.op.method === 'Acquire')) {
-    const fence = tokenOf(final.fences[g.resource]);
-    if (fence < g.token) {
+  // Every acknowledged token was the fence once (L3, F1) and fences only
+  // move up (F4), so the final fence is at least the highest of them.
+  const acknowledged = [...grants, ...writes];
+  for (const [resource, same] of groupBy(acknowledged, (a) => a.resource)) {
+    const fence = final.fences[resource];
+    const top = same.reduce((a, b) => (b.token > a.token ? b : a));
+    if (fence !== undefined && tokenOf(fence) < top.token) {
       flag(
         'S3',
-        `${g.resource}: the final fence ${fence} is below the acknowledged grant of token ${g.token} (#${g.op.id})`,
-        [g.op],
+        `${resource}: the final fence ${fence} is below token ${top.token}, acknowledged by ${named(top.op)}`,
+        [top.op],
       );
     }
   }
 }
 
 /**
- * S5: every acknowledged write is stored at the end with its payload. S6:
- * one result id, one payload: no two acknowledged writes or reads disagree,
- * and nothing is stored that no write could have sent.
+ * Where each stored result came from. It must have been sent by a write of
+ * its result id that may have succeeded, with its token (S4: else it was
+ * stored under a token no write of it carried) and its payload (S6: else it
+ * holds a payload nobody sent under that token). S3: if every such write
+ * was sent after a grant above its token was acknowledged, the sink
+ * accepted a stale write.
  */
-function checkResults(operations: readonly Operation[], writes: AckedWrite[], final: FinalState, flag: Flag): void {
-  const key = (resource: string, resultId: string) => `${resource}/${resultId}`;
-  for (const [k, same] of groupBy(writes, (w) => key(w.resource, w.resultId))) {
-    const other = same.find((w) => w.payload !== same[0]!.payload);
-    if (other)
-      flag(
-        'S6',
-        `${k}: acknowledged with payloads "${same[0]!.payload}" (#${same[0]!.op.id}) and "${other.payload}" (#${other.op.id})`,
-        [same[0]!.op, other.op],
-      );
-  }
-  for (const w of writes) {
-    const stored = final.results[w.resource]?.[w.resultId];
-    if (!stored || stored.payload !== w.payload) {
-      flag(
-        'S5',
-        `${key(w.resource, w.resultId)}: write #${w.op.id} was acknowledged with "${w.payload}", but the sink now holds ${stored ? `"${stored.payload}"` : 'nothing'}`,
-        [w.op],
-      );
-    }
-  }
-  const acked = new Map(writes.map((w) => [key(w.resource, w.resultId), w]));
-  for (const read of operations.filter((op) => op.method === 'Read' && op.outcome.type === 'ok')) {
-    const w = acked.get(key(text(read.request.resource), text(read.request.result_id)));
-    const payload = text((read.outcome as { response: Record<string, unknown> }).response.payload);
-    if (w && payload !== w.payload) {
-      flag(
-        'S6',
-        `${key(w.resource, w.resultId)}: read #${read.id} returned "${payload}", write #${w.op.id} was acknowledged with "${w.payload}"`,
-        [w.op, read],
-      );
-    }
-  }
-  // What is stored must be what some write (acknowledged or of unknown fate) sent, with that token.
-  const possible = new Set(
-    operations
-      .filter((op) => op.method === 'Write' && op.outcome.type !== 'fail')
-      .map(
-        (op) =>
-          `${key(text(op.request.resource), text(op.request.result_id))}@${text(op.request.token)}=${text(op.request.payload)}`,
-      ),
+function checkStored(
+  grants: readonly Grant[],
+  sent: readonly SentWrite[],
+  final: FinalState,
+  margin: number,
+  flag: Flag,
+): void {
+  const possible = groupBy(
+    sent.filter((w) => w.op.outcome.type !== 'fail'),
+    (w) => keyOf(w.resource, w.resultId),
   );
+  const grantsOf = groupBy(grants, (g) => g.resource);
   for (const [resource, results] of Object.entries(final.results)) {
+    const latestGrant = highestBefore(grantsOf.get(resource) ?? [], (g) => g.op.completedMs);
     for (const [resultId, stored] of Object.entries(results)) {
-      if (stored && !possible.has(`${key(resource, resultId)}@${stored.token}=${stored.payload}`)) {
+      if (!stored) continue;
+      const writers = possible.get(keyOf(resource, resultId)) ?? [];
+      const token = tokenOf(stored.token);
+      const sameToken = writers.filter((w) => w.token === token);
+      const origins = sameToken.filter((w) => w.payload === stored.payload);
+      if (sameToken.length === 0) {
+        const carried = writers.map((w) => `${w.token} (${named(w.op)})`).join(', ') || 'none';
+        flag(
+          'S4',
+          `${where(resource, resultId)}: the sink holds a result under token ${token}, which no write of it that may have succeeded carried; they carried: ${carried}`,
+          ops(writers),
+        );
+      } else if (origins.length === 0) {
+        const list = firstOfEach(sameToken, (w) => w.payload);
         flag(
           'S6',
-          `${key(resource, resultId)}: the sink holds "${stored.payload}" under token ${stored.token}, which no write that may have succeeded sent`,
-          [],
+          `${where(resource, resultId)}: the sink holds ${quoted(stored.payload)} under token ${token}, but the writes under that token sent ${list.map((w) => `${quoted(w.payload)} (${named(w.op)})`).join(', ')}`,
+          ops(list),
         );
+      } else {
+        const earliest = origins.reduce((a, b) => (b.op.invokedMs < a.op.invokedMs ? b : a));
+        const grant = latestGrant(earliest.op.invokedMs - margin);
+        // An acknowledged origin sent that late is already reported as such.
+        if (grant && token < grant.token && origins.every((w) => w.op.outcome.type !== 'ok')) {
+          flag(
+            'S3',
+            `${where(resource, resultId)}: the sink holds a result under token ${token}, sent only by writes sent after the grant of token ${grant.token} to ${grant.holder} (${named(grant.op)}) was acknowledged: ${origins.map((w) => named(w.op)).join(', ')}`,
+            [grant.op, ...ops(origins)],
+          );
+        }
       }
     }
   }
 }
 
 /**
- * For items with a time and a token: a function answering, for a time t,
- * the item with the highest token among those at or before t (undefined if
- * none). Sorting once makes a history of n operations cost n log n.
+ * S5: every acknowledged write is stored at the end with its payload, under
+ * its own token if APPLIED (a stored result never changes) or under one no
+ * higher if REPLAYED (the original's, F3); no Read sent after it was
+ * acknowledged finds nothing, and nothing a Read found is gone at the end.
+ * S6: one result id, one payload: acknowledged writes and successful reads
+ * never disagree, nor do reads with the end. Without `final` (a partial
+ * check) only what the calls show.
  */
-function highestBefore<T>(items: { atMs: number; token: bigint; item: T }[]) {
-  const sorted = [...items].sort((a, b) => a.atMs - b.atMs);
-  const best: (typeof sorted)[number][] = [];
-  for (const entry of sorted) {
-    const previous = best.at(-1);
-    best.push(previous && previous.token >= entry.token ? previous : entry);
+function checkResults(
+  operations: readonly Operation[],
+  writes: readonly AckedWrite[],
+  final: FinalState | undefined,
+  margin: number,
+  flag: Flag,
+): void {
+  // undefined: not read back at the end (or a partial check), so not judged.
+  const storedOf = (resource: string, resultId: string): StoredResult | null | undefined =>
+    final?.results[resource]?.[resultId];
+  for (const w of writes) {
+    const stored = storedOf(w.resource, w.resultId);
+    if (stored === undefined) continue;
+    const ack = `${named(w.op)} was acknowledged ${w.replayed ? 'REPLAYED' : 'APPLIED'} under token ${w.token} with ${quoted(w.payload)}`;
+    const problem = !stored
+      ? 'nothing'
+      : stored.payload !== w.payload
+        ? quoted(stored.payload)
+        : w.replayed
+          ? tokenOf(stored.token) > w.token && `it under the higher token ${stored.token}`
+          : tokenOf(stored.token) !== w.token && `it under token ${stored.token}`;
+    if (problem) flag('S5', `${where(w.resource, w.resultId)}: ${ack}, but the sink now holds ${problem}`, [w.op]);
   }
-  return (t: number) => {
+
+  const reads = operations
+    .filter((op) => op.method === 'Read')
+    .map((op) => ({ op, resource: text(op.request.resource), resultId: text(op.request.result_id) }));
+  const firstAcked = new Map<string, AckedWrite>();
+  for (const w of writes) {
+    const k = keyOf(w.resource, w.resultId);
+    const first = firstAcked.get(k);
+    if (!first || w.op.completedMs < first.op.completedMs) firstAcked.set(k, w);
+  }
+  for (const { op, resource, resultId } of reads) {
+    if (op.outcome.type !== 'fail' || op.outcome.reason !== 'RESULT_NOT_FOUND') continue;
+    const before = firstAcked.get(keyOf(resource, resultId));
+    if (before && before.op.completedMs <= op.invokedMs - margin) {
+      flag(
+        'S5',
+        `${where(resource, resultId)}: ${named(op)} found nothing, though ${named(before.op)} had been acknowledged before it was sent`,
+        [before.op, op],
+      );
+    }
+  }
+
+  const seen = [
+    ...writes,
+    ...reads
+      .filter(({ op }) => op.outcome.type === 'ok')
+      .map((r) => ({ ...r, payload: text(responseOf(r.op).payload) })),
+  ].sort((a, b) => a.op.id - b.op.id);
+  for (const same of groupBy(seen, (s) => keyOf(s.resource, s.resultId)).values()) {
+    const { resource, resultId } = same[0]!;
+    const key = where(resource, resultId);
+    const stored = storedOf(resource, resultId);
+    const payloads = firstOfEach(same, (s) => s.payload);
+    // An acknowledged write that differs from the end alone is S5's
+    // finding; a read that does is this one's (or S5's if nothing is left).
+    const readAgainstEnd =
+      stored === undefined ? undefined : same.find((s) => s.op.method === 'Read' && s.payload !== stored?.payload);
+    if (readAgainstEnd && stored === null) {
+      flag(
+        'S5',
+        `${key}: ${named(readAgainstEnd.op)} found ${quoted(readAgainstEnd.payload)}, but the sink now holds nothing`,
+        [readAgainstEnd.op],
+      );
+    }
+    if (payloads.length > 1 || (readAgainstEnd && stored)) {
+      const cited = payloads.length > 1 ? payloads : [readAgainstEnd!];
+      const list = cited.map((s) => `${quoted(s.payload)} (${named(s.op)})`).join(', ');
+      const end = stored ? `; at the end it holds ${quoted(stored.payload)}` : '';
+      flag('S6', `${key}: seen with ${list}${end}`, ops(cited));
+    }
+  }
+}
+
+/**
+ * For items with a token, stamped by `atMs`: a function answering, for a
+ * time t, the item with the highest token among those stamped at or before
+ * t (undefined if none). Sorting once makes n queries cost n log n.
+ */
+function highestBefore<T extends { readonly token: bigint }>(items: readonly T[], atMs: (item: T) => number) {
+  const sorted = [...items].sort((a, b) => atMs(a) - atMs(b));
+  const best: T[] = [];
+  for (const item of sorted) {
+    const previous = best.at(-1);
+    best.push(previous && previous.token >= item.token ? previous : item);
+  }
+  return (t: number): T | undefined => {
     let lo = 0;
-    let hi = sorted.length; // first index with atMs > t
+    let hi = sorted.length; // first index stamped after t
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (sorted[mid]!.atMs <= t) lo = mid + 1;
+      if (atMs(sorted[mid]!) <= t) lo = mid + 1;
       else hi = mid;
     }
     return lo === 0 ? undefined : best[lo - 1];
   };
 }
 
-function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
+function groupBy<T>(items: readonly T[], by: (item: T) => string): Map<string, T[]> {
   const groups = new Map<string, T[]>();
   for (const item of items) {
-    const k = keyOf(item);
+    const k = by(item);
     const group = groups.get(k);
     if (group) group.push(item);
     else groups.set(k, [item]);
   }
   return groups;
 }
+
+/** The first item (in the given order) of each distinct `by` value. */
+function firstOfEach<T>(items: readonly T[], by: (item: T) => string): T[] {
+  if (items.length < 2) return [...items];
+  const seen = new Set<string>();
+  return items.filter((item) => {
+    const k = by(item);
+    return !seen.has(k) && seen.add(k);
+  });
+}
+
+const ops = (items: readonly { readonly op: Operation }[]) => items.map((item) => item.op);

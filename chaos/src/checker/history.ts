@@ -34,7 +34,11 @@ export interface StoredResult {
   readonly payload: string;
 }
 
-/** The sink's state after the run: each resource's fence, and each result id ever written (null: nothing stored). */
+/**
+ * The sink's state after the run: each resource's fence, and each result id
+ * any write named (null: nothing stored). A resource or result id left out
+ * was not read back, and the checker does not judge the end for it.
+ */
 export interface FinalState {
   readonly fences: Readonly<Record<string, string>>;
   readonly results: Readonly<Record<string, Readonly<Record<string, StoredResult | null>>>>;
@@ -48,7 +52,12 @@ export interface FaultPeriod {
   readonly endMs?: number;
 }
 
-/** Everything a run recorded. */
+/**
+ * Everything a run recorded. The checker assumes `operations` holds every
+ * call made to the resources it names, those with an unknown outcome too: a
+ * Write sent but never recorded could explain a stored result that the
+ * checker would otherwise blame on the sink.
+ */
 export interface History {
   readonly operations: readonly Operation[];
   readonly final: FinalState;

@@ -1,0 +1,207 @@
+// checkHistory against histories of a correct system: a model coordinator
+// and sink that follow PROTOCOL.md, driven by random workers whose calls
+// overlap, lose their requests or their replies. No such history may be
+// accused. The same workers against a sink that accepts stale tokens must
+// be caught, so the property cannot pass with the checker switched off.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { checkHistory } from './check.js';
+import type { FinalState, History, Operation, Outcome, StoredResult } from './history.js';
+
+/** One call a worker makes: what, on which resource or result id, how long, and whether an answer comes back. */
+interface Step {
+  readonly action: 'acquire' | 'renew' | 'release' | 'write' | 'read';
+  readonly pick: number;
+  /** Time from sending to taking effect, and from effect to answer (ms, ≥ 1: the effect is strictly inside). */
+  readonly toEffectMs: number;
+  readonly toAnswerMs: number;
+  readonly thinkMs: number;
+  readonly fate: 'answered' | 'request-lost' | 'answer-lost';
+}
+
+interface Plan {
+  readonly workers: number;
+  readonly resources: number;
+  readonly steps: readonly Step[];
+}
+
+const stepArb: fc.Arbitrary<Step> = fc.record({
+  action: fc.constantFrom('acquire', 'renew', 'release', 'write', 'write', 'write', 'read'),
+  pick: fc.nat(11),
+  toEffectMs: fc.integer({ min: 1, max: 30 }),
+  toAnswerMs: fc.integer({ min: 1, max: 30 }),
+  thinkMs: fc.integer({ min: 0, max: 20 }),
+  fate: fc.constantFrom('answered', 'answered', 'answered', 'answered', 'request-lost', 'answer-lost'),
+});
+const planArb: fc.Arbitrary<Plan> = fc.record({
+  workers: fc.integer({ min: 1, max: 4 }),
+  resources: fc.integer({ min: 1, max: 2 }),
+  steps: fc.array(stepArb, { minLength: 1, maxLength: 120, size: 'max' }),
+});
+
+const TTL_MS = 60;
+const lost: Outcome = { type: 'unknown', code: 'DEADLINE_EXCEEDED', reason: '' };
+const refused = (code: string, reason: string): Outcome => ({ type: 'fail', code, reason });
+/** A request field as the recorder holds it: a string. */
+const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+const ok = (response: Record<string, unknown>): Outcome => ({ type: 'ok', response });
+
+/** What a worker believes: its latest token per resource, and an Acquire whose answer it lost (R4: retried as is). */
+interface Worker {
+  readonly owner: string;
+  readonly tokens: Map<string, bigint>;
+  pending: Record<string, unknown> | undefined;
+}
+
+/**
+ * Runs the plan on a model coordinator (L1–L5, R1) and sink (F1, F3, F4):
+ * each call takes effect atomically at one instant strictly between its
+ * sending and its answer, in time order across workers. With
+ * `acceptStale`, the sink stores writes below the fence too.
+ */
+function simulate(plan: Plan, acceptStale = false): History {
+  const resources = Array.from({ length: plan.resources }, (_, i) => `job-${i}`);
+  const grants = new Map<string, { owner: string; token: bigint; expiresAtMs: number } | undefined>();
+  const lastToken = new Map<string, bigint>();
+  const requests = new Map<string, { resource: string; owner: string; token: bigint }>();
+  const fences = new Map<string, bigint>();
+  const results = new Map<string, { token: bigint; payload: string }>();
+  let requestIds = 0;
+
+  const leaseOf = (resource: string, owner: string, token: bigint) => ({
+    lease: { resource, owner_id: owner, incarnation: '1', token: String(token) },
+  });
+  const effect = (method: Operation['method'], request: Record<string, unknown>, nowMs: number): Outcome => {
+    const resource = text(request.resource);
+    const owner = text(request.owner_id);
+    const grant = grants.get(resource);
+    const valid = grant !== undefined && nowMs < grant.expiresAtMs;
+    const holds = grant?.owner === owner && grant.token === BigInt(text(request.token) || '0');
+    const key = `${resource}/${text(request.result_id)}`;
+    switch (method) {
+      case 'Acquire': {
+        const recorded = requests.get(text(request.request_id));
+        if (recorded) return ok({ ...leaseOf(recorded.resource, recorded.owner, recorded.token), replayed: true });
+        if (valid) return refused('ABORTED', 'LEASE_HELD');
+        const token = (lastToken.get(resource) ?? 0n) + 1n;
+        lastToken.set(resource, token);
+        fences.set(resource, token); // L3: the fence first, then the grant
+        grants.set(resource, { owner, token, expiresAtMs: nowMs + TTL_MS });
+        requests.set(text(request.request_id), { resource, owner, token });
+        return ok({ ...leaseOf(resource, owner, token), replayed: false });
+      }
+      case 'Renew':
+        if (!holds) return refused('FAILED_PRECONDITION', 'NOT_LEASE_HOLDER');
+        if (!valid) return refused('FAILED_PRECONDITION', 'LEASE_EXPIRED');
+        grants.set(resource, { ...grant, expiresAtMs: nowMs + TTL_MS });
+        return ok(leaseOf(resource, owner, grant.token));
+      case 'Release':
+        if (holds) grants.set(resource, undefined);
+        return ok({ released: holds });
+      case 'Write': {
+        const fence = fences.get(resource) ?? 0n;
+        const token = BigInt(text(request.token));
+        if (token < fence && !acceptStale) return refused('FAILED_PRECONDITION', 'STALE_TOKEN');
+        if (token > fence) return refused('FAILED_PRECONDITION', 'TOKEN_NOT_ISSUED');
+        const existing = results.get(key);
+        if (existing && existing.payload !== request.payload) return refused('ALREADY_EXISTS', 'RESULT_CONFLICT');
+        if (!existing) results.set(key, { token, payload: text(request.payload) });
+        return ok({ outcome: existing ? 'REPLAYED' : 'APPLIED', fence: String(token) });
+      }
+      case 'Read': {
+        const stored = results.get(key);
+        return stored
+          ? ok({ payload: stored.payload, token: String(stored.token) })
+          : refused('NOT_FOUND', 'RESULT_NOT_FOUND');
+      }
+      default:
+        throw new Error(`the model does not serve ${method}`);
+    }
+  };
+
+  // A worker's next call, from what it believes now.
+  const requestOf = (worker: Worker, step: Step): [Operation['method'], Record<string, unknown>] => {
+    const resource = resources[step.pick % resources.length]!;
+    const identity = { resource, owner_id: worker.owner, incarnation: '1' };
+    const token = String(worker.tokens.get(resource) ?? 1n);
+    // Few result ids, and two payloads for each, so replays and conflicts happen.
+    const resultId = `x${step.pick % 3}`;
+    switch (step.action) {
+      case 'acquire':
+        return ['Acquire', worker.pending ?? { request_id: `q${++requestIds}`, ...identity, ttl_ms: String(TTL_MS) }];
+      case 'renew':
+        return ['Renew', { ...identity, token, ttl_ms: '0' }];
+      case 'release':
+        return ['Release', { ...identity, token }];
+      case 'write':
+        return ['Write', { resource, token, result_id: resultId, payload: `${resultId}:${step.pick % 2}` }];
+      case 'read':
+        return ['Read', { resource, result_id: resultId }];
+    }
+  };
+
+  const operations: Operation[] = [];
+  const events: { atMs: number; seq: number; run: () => void }[] = [];
+  let seq = 0;
+  const at = (atMs: number, run: () => void) => events.push({ atMs, seq: seq++, run });
+  let nextStep = 0;
+  const send = (worker: Worker, sentAtMs: number) => {
+    const step = plan.steps[nextStep++];
+    if (!step) return;
+    const [method, request] = requestOf(worker, step);
+    let answer: Outcome = lost;
+    const effectAtMs = sentAtMs + step.toEffectMs;
+    const answeredAtMs = effectAtMs + step.toAnswerMs;
+    if (step.fate !== 'request-lost') at(effectAtMs, () => (answer = effect(method, request, effectAtMs)));
+    at(answeredAtMs, () => {
+      const outcome = step.fate === 'answered' ? answer : lost;
+      // Numbered as the recorder numbers them: in the order answers arrive.
+      const op = { id: operations.length + 1, process: worker.owner, method, request, outcome };
+      operations.push({ ...op, invokedMs: sentAtMs, completedMs: answeredAtMs });
+      if (method === 'Acquire') worker.pending = outcome.type === 'unknown' ? request : undefined;
+      if (method === 'Acquire' && outcome.type === 'ok') {
+        const lease = outcome.response.lease as { token: string };
+        worker.tokens.set(text(request.resource), BigInt(lease.token));
+      }
+      send(worker, answeredAtMs + step.thinkMs);
+    });
+  };
+  for (let i = 0; i < plan.workers; i++) send({ owner: `w${i}`, tokens: new Map(), pending: undefined }, i);
+  while (events.length > 0) {
+    events.sort((a, b) => a.atMs - b.atMs || a.seq - b.seq);
+    events.shift()!.run();
+  }
+
+  const stored: Record<string, Record<string, StoredResult | null>> = {};
+  for (const op of operations.filter((op) => op.method === 'Write')) {
+    const resource = text(op.request.resource);
+    const resultId = text(op.request.result_id);
+    const result = results.get(`${resource}/${resultId}`);
+    (stored[resource] ??= {})[resultId] = result ? { token: String(result.token), payload: result.payload } : null;
+  }
+  const final: FinalState = {
+    fences: Object.fromEntries(resources.map((r) => [r, String(fences.get(r) ?? 0n)])),
+    results: stored,
+  };
+  return { operations, final, faults: [] };
+}
+
+describe('checkHistory on histories of a correct model', () => {
+  it('accuses none of them', () => {
+    fc.assert(
+      fc.property(planArb, (plan) => {
+        // The model's clock is exact: no uncertainty to allow for.
+        expect(checkHistory(simulate(plan), { clockUncertaintyMs: 0 })).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('catches a sink that accepts stale tokens, in some of them', () => {
+    const plans = fc.sample(planArb, { numRuns: 300, seed: 42 });
+    const accused = plans.filter((plan) => checkHistory(simulate(plan, true), { clockUncertaintyMs: 0 }).length > 0);
+    expect(accused.length).toBeGreaterThan(10);
+    // ...and the same plans against the correct sink stay clean.
+    expect(plans.flatMap((plan) => checkHistory(simulate(plan), { clockUncertaintyMs: 0 }))).toEqual([]);
+  });
+});
