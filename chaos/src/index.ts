@@ -16,6 +16,7 @@ export {
 export { checkHistory, type CheckOptions } from './checker/check.js';
 export {
   operationFromCall,
+  operationInFlight,
   type FaultPeriod,
   type FinalState,
   type History,

@@ -6,6 +6,7 @@ import { operationFromCall } from './history.js';
 
 const call = (outcome: string, code?: string): CallEvent => ({
   event: 'call',
+  seq: 1,
   method: 'Write',
   request: { resource: 'r', token: '1', result_id: 'x', payload: 'p' },
   sentAtMs: 10,

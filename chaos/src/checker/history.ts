@@ -3,7 +3,7 @@
 // what it asked and how it ended (ok, a definite refusal, or unknown when
 // the call may or may not have taken effect), plus the sink's final state
 // read back at the end.
-import type { CallEvent } from '@fencer/worker';
+import type { CallEvent, SendingEvent } from '@fencer/worker';
 
 /** Every RPC a history records. */
 export type Method = CallEvent['method'];
@@ -69,6 +69,23 @@ export interface History {
 const UNCERTAIN_CODES = new Set(['UNAVAILABLE', 'DEADLINE_EXCEEDED', 'CANCELLED', 'UNKNOWN', 'INTERNAL']);
 // ...except where the protocol says the failure granted nothing (L3 step 2).
 const CERTAIN_REASONS = new Set(['SINK_UNAVAILABLE']);
+
+/**
+ * A call that was sent and whose end was never reported (its worker was
+ * stopped or killed first): it may or may not have taken effect, up to
+ * `untilMs`.
+ */
+export function operationInFlight(id: number, process: string, sending: SendingEvent, untilMs: number): Operation {
+  return {
+    id,
+    process,
+    method: sending.method,
+    request: sending.request,
+    invokedMs: sending.sentAtMs,
+    completedMs: untilMs,
+    outcome: { type: 'unknown', code: '', reason: 'NEVER_ANSWERED' },
+  };
+}
 
 /** The operation a worker's call event records, numbered `id`. */
 export function operationFromCall(id: number, process: string, call: CallEvent): Operation {

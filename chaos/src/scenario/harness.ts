@@ -14,7 +14,14 @@ import {
   type WorkerProcess,
 } from '@fencer/supervisor';
 import { checkHistory } from '../checker/check.js';
-import { operationFromCall, type FaultPeriod, type History, type Operation } from '../checker/history.js';
+import {
+  operationFromCall,
+  operationInFlight,
+  type FaultPeriod,
+  type History,
+  type Operation,
+} from '../checker/history.js';
+import type { SendingEvent } from '@fencer/worker';
 import type { Violation } from '../checker/round.js';
 import { clusterLink, type LinkTarget } from '../nemesis/network.js';
 import type { Nemesis } from '../nemesis/fault.js';
@@ -57,10 +64,14 @@ export class Scenario {
   readonly admin: { readonly coordinator: CoordinatorConnection; readonly sink: SinkConnection };
   readonly #name: string;
   readonly #operations: Operation[] = [];
+  /** Calls sent and not yet answered, by owner and the worker's call number. */
+  readonly #inFlight = new Map<string, { owner: string; sending: SendingEvent }>();
   readonly #faults: FaultPeriod[] = [];
   readonly #workers: ScenarioWorker[] = [];
   readonly #proxies: string[] = [];
   readonly #active = new Set<Nemesis>();
+  readonly #workerExits: string[] = [];
+  #stopping = false;
 
   private constructor(name: string, cluster: Cluster) {
     this.#name = name;
@@ -88,6 +99,11 @@ export class Scenario {
       ...(toxiproxyUrl ? { toxiproxyUrl } : {}),
     });
     return new Scenario(options.name, cluster);
+  }
+
+  /** Workers that exited while the scenario ran, each with the tail of its stderr. */
+  get workerExits(): readonly string[] {
+    return this.#workerExits;
   }
 
   /** Every call the workers made so far. */
@@ -121,7 +137,11 @@ export class Scenario {
       tokenFile: this.cluster.credentials!.workerTokenFiles[owner]!,
       args,
       onEvent: (event) => {
-        if (event.event === 'call') this.#operations.push(operationFromCall(this.#operations.length + 1, owner, event));
+        if (event.event === 'sending') this.#inFlight.set(`${owner}#${event.seq}`, { owner, sending: event });
+        if (event.event === 'call') {
+          this.#inFlight.delete(`${owner}#${event.seq}`);
+          this.#operations.push(operationFromCall(this.#operations.length + 1, owner, event));
+        }
       },
     });
     const worker = Object.assign(started, {
@@ -131,6 +151,12 @@ export class Scenario {
       },
     });
     this.#workers.push(worker);
+    void started.exited.then(({ code, signal }) => {
+      if (!this.#stopping)
+        this.#workerExits.push(
+          `${owner} exited (code ${code}, signal ${signal}): ${started.stderr().trim().slice(-500)}`,
+        );
+    });
     return worker;
   }
 
@@ -171,10 +197,20 @@ export class Scenario {
    * the sink's final state and checks the history (S1–S6).
    */
   async verdict(): Promise<ScenarioVerdict> {
+    // A worker that died mid-run took calls with it that the history never saw.
+    if (this.#workerExits.length > 0) throw new Error(`a worker died: ${this.#workerExits.join('; ')}`);
+    this.#stopping = true;
     for (const nemesis of this.#active) await nemesis.heal();
     for (const worker of this.#workers) worker.child.kill('SIGCONT');
     await Promise.all(this.#workers.map((worker) => worker.stop(3_000)));
-    const operations = [...this.#operations];
+    // A call a stopped worker never saw end may still have landed: unknown.
+    const endedAtMs = performance.timeOrigin + performance.now();
+    const operations = [
+      ...this.#operations,
+      ...[...this.#inFlight.values()].map(({ owner, sending }, i) =>
+        operationInFlight(this.#operations.length + i + 1, owner, sending, endedAtMs),
+      ),
+    ];
     const history: History = {
       operations,
       final: await readFinalState(this.cluster, operations),
@@ -185,6 +221,7 @@ export class Scenario {
 
   /** Heals what is still injected, stops everything the scenario started and removes its proxies from the Toxiproxy. */
   async stop(): Promise<void> {
+    this.#stopping = true;
     await Promise.allSettled([...this.#active].map((nemesis) => nemesis.heal()));
     for (const worker of this.#workers) worker.child.kill('SIGCONT');
     await Promise.all(this.#workers.map((worker) => worker.stop(3_000)));

@@ -3,12 +3,13 @@
 // the checker finds the run safe against the sink's real final state.
 import { afterAll, describe, expect, it } from 'vitest';
 import { eventually, tempDir } from '@fencer/testkit';
-import { DEFAULT_WORKLOAD, loopingWorkerArgs, Scenario } from '../../src/index.js';
+import { DEFAULT_WORKLOAD, latencySpike, loopingWorkerArgs, Scenario } from '../../src/index.js';
 
 const dir = tempDir('fencer-workload-');
 afterAll(() => dir.remove());
 
-describe('the chaos workload', () => {
+// Real processes: a loaded machine makes them slower, never wrong.
+describe('the chaos workload', { timeout: 120_000 }, () => {
   it('records every call of four looping workers, and a fault-free run checks clean', async () => {
     const s = await Scenario.start({ name: 'workload', data: dir.path, workers: DEFAULT_WORKLOAD.workers });
     try {
@@ -42,6 +43,27 @@ describe('the chaos workload', () => {
           op.request.payload,
         );
       }
+    } finally {
+      await s.stop();
+    }
+  });
+});
+
+describe('calls a stopped worker never saw end', { timeout: 120_000 }, () => {
+  it('are in the history as unknown, so a write that landed after its worker stopped accuses nobody', async () => {
+    const s = await Scenario.start({ name: 'in_flight', data: `${dir.path}/in-flight` });
+    try {
+      const a = await s.worker('worker-a', ['--commands', '--resource', 'job', '--call-timeout-ms', '10000']);
+      a.send('acquire');
+      await a.next('acquired');
+      // The write leaves now and reaches the sink only after the worker has been stopped.
+      await s.inject(latencySpike(a.links.sink, { latencyMs: 1_500, direction: 'upstream' }));
+      a.send('write late payload');
+      await a.next('sending', { where: (e) => e.method === 'Write' });
+      const { history, violations } = await s.verdict();
+      const late = history.operations.find((op) => op.method === 'Write');
+      expect(late?.outcome).toEqual({ type: 'unknown', code: '', reason: 'NEVER_ANSWERED' });
+      expect(violations).toEqual([]);
     } finally {
       await s.stop();
     }

@@ -28,6 +28,8 @@ export interface WorkerProcess {
   readonly child: ChildProcess;
   /** Every event so far, in order. */
   readonly events: readonly StampedWorkerEvent[];
+  /** The tail of what the worker wrote to stderr (its errors). */
+  stderr(): string;
   /** Sends one command line (with --commands). */
   send(command: string): void;
   /**
@@ -92,6 +94,7 @@ export async function startWorker(options: WorkerProcessOptions): Promise<Worker
     child: started.child,
     events,
     exited: started.exited,
+    stderr: () => stderr,
     send: (command) => started.child.stdin!.write(command + '\n'),
     stop: (graceMs = 5_000) => stopChild(started, graceMs),
     next: (event, { where, timeoutMs = 15_000 } = {}) =>

@@ -5,9 +5,25 @@
 // that stays on each keeper's monotonic clock).
 import type { CallMethod } from '@fencer/client';
 
+/**
+ * An RPC as it leaves, before its outcome is known: a supervisor that
+ * records histories needs it, since a worker killed mid-call never reports
+ * the call's end, yet the call may have taken effect.
+ */
+export interface SendingEvent {
+  readonly event: 'sending';
+  /** Numbers this worker's calls; the call's `call` event repeats it. */
+  readonly seq: number;
+  readonly method: CallMethod;
+  readonly request: Readonly<Record<string, unknown>>;
+  readonly sentAtMs: number;
+}
+
 /** An RPC as the worker's library sent it and saw it end. */
 export interface CallEvent {
   readonly event: 'call';
+  /** The `seq` of the call's `sending` event. */
+  readonly seq: number;
   readonly method: CallMethod;
   /** The request as sent, payload as UTF-8 text. */
   readonly request: Readonly<Record<string, unknown>>;
@@ -25,6 +41,7 @@ export interface CallEvent {
 /** Every line a worker prints. */
 export type WorkerEvent =
   | { readonly event: 'ready'; readonly service: 'worker'; readonly owner: string; readonly address: string }
+  | SendingEvent
   | CallEvent
   | {
       readonly event: 'acquired';

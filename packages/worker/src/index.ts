@@ -1,4 +1,4 @@
 // @fencer/worker: `fencer worker`, a worker process built on @fencer/client,
 // and the JSON events it prints (what the demo and the chaos suite read).
 export { workerCommand, type WorkerCommandConfig } from './command.js';
-export { type WorkerEvent, type CallEvent } from './events.js';
+export { type WorkerEvent, type CallEvent, type SendingEvent } from './events.js';

@@ -39,11 +39,15 @@ export class WorkerSession {
 
   constructor(config: WorkerConfig) {
     this.config = config;
+    let calls = 0;
     const observer: CallObserver = (call) => {
+      const seq = ++calls;
       const sentAtMs = eventClockMs();
+      emit({ event: 'sending', seq, method: call.method, request: printable(call.request), sentAtMs });
       return (outcome) =>
         emit({
           event: 'call',
+          seq,
           method: call.method,
           request: printable(call.request),
           sentAtMs,
