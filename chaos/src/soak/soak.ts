@@ -117,17 +117,30 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         ).length,
       });
     }, 500);
+    // The plan keeps faults on one target apart in time, but a heal is not
+    // instant (a restart takes a while): a fault waits for the one before it
+    // on its target to be fully healed, or a pause could take the pid of a
+    // coordinator that is still being restarted.
+    const previousOn = new Map<string, Promise<void>>();
+    const runs = plan.map((fault) => {
+      const previous = previousOn.get(fault.target) ?? Promise.resolve();
+      const run = (async () => {
+        await until(startedAt + fault.atMs, options.signal);
+        await previous;
+        if (s.workerExits.length > 0) throw new Error(`a worker died: ${s.workerExits.join('; ')}`);
+        const heal = await s.inject(nemesisFor(s.cluster, fault, { latencyMs: LATENCY_MS, pids, links }));
+        faults++;
+        await until(startedAt + fault.atMs + fault.durationMs, options.signal);
+        await heal();
+      })();
+      previousOn.set(
+        fault.target,
+        run.catch(() => undefined),
+      );
+      return run;
+    });
     try {
-      await Promise.all([
-        ...plan.map(async (fault) => {
-          await until(startedAt + fault.atMs, options.signal);
-          const heal = await s.inject(nemesisFor(s.cluster, fault, { latencyMs: LATENCY_MS, pids, links }));
-          faults++;
-          await until(startedAt + fault.atMs + fault.durationMs, options.signal);
-          await heal();
-        }),
-        until(startedAt + totalMs, options.signal),
-      ]);
+      await Promise.all([...runs, until(startedAt + totalMs, options.signal)]);
     } finally {
       clearInterval(progress);
     }
