@@ -42,7 +42,8 @@ function grantsByResource(operations: readonly Operation[]): Map<string, bigint[
   return byResource;
 }
 
-describe('crash scenarios', () => {
+// Many steps on real processes: a loaded machine makes each slower, never wrong.
+describe('crash scenarios', { timeout: 120_000 }, () => {
   it('7. sink SIGKILL under load: no acknowledged write is lost', async () => {
     const s = await scenario('sink_crash', { workers: WORKERS });
     await Promise.all(WORKERS.map((owner, i) => s.worker(owner, looping(`job-${i % 2}`))));

@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { partition, replyLoss } from '../../src/index.js';
 import { scenario, scripted, write } from './helpers.js';
 
-describe('grant scenarios', () => {
+// Many steps on real processes: a loaded machine makes each slower, never wrong.
+describe('grant scenarios', { timeout: 120_000 }, () => {
   it('4. dropped grant receipt: the retries keep the request id, get the same token, and the fence moved once', async () => {
     const s = await scenario('receipt');
     const b = await s.worker('worker-b', scripted('job', 10_000, 300));

@@ -9,7 +9,8 @@ import { acquire, scenario, scripted, write } from './helpers.js';
 
 const processOf = (worker: ScenarioWorker) => ({ pid: worker.child.pid!, name: worker.owner });
 
-describe('takeover scenarios', () => {
+// Many steps on real processes: a loaded machine makes each slower, never wrong.
+describe('takeover scenarios', { timeout: 120_000 }, () => {
   it('1. pause takeover: A is SIGSTOPped past its TTL, B takes over, A resumes and its write is refused', async () => {
     const s = await scenario('pause');
     const a = await s.worker('worker-a', scripted('job', 800));
