@@ -55,6 +55,7 @@ const EXPECTED: Record<Reason, [ErrorClass, boolean]> = {
   RESULT_NOT_FOUND: [ResultNotFoundError, false],
   FENCE_REGRESSION: [FenceConflictError, false],
   FENCE_CONFLICT: [FenceConflictError, false],
+  TOKEN_SPACE_EXHAUSTED: [ResourceExhaustedError, false], // T1: never retried
   UNAUTHENTICATED: [AuthError, false],
   PERMISSION_DENIED: [AuthError, false],
   INTERNAL: [InternalError, false],
@@ -85,7 +86,6 @@ describe('toFencerError', () => {
   });
 
   it.each([
-    ['TOKEN_SPACE_EXHAUSTED', grpc.status.RESOURCE_EXHAUSTED, ResourceExhaustedError, false],
     ['RATE_LIMITED', grpc.status.RESOURCE_EXHAUSTED, ResourceExhaustedError, true],
     ['MALFORMED_MESSAGE', grpc.status.INVALID_ARGUMENT, InvalidRequestError, false],
   ] as const)('maps %s, a reason PROTOCOL.md adds for the hardening to come', (reason, code, Type, retryable) => {

@@ -5,3 +5,4 @@ export { KeyedLock } from './keyed-lock.js';
 export { type Reason, REASON_CODES } from './reasons.js';
 export { unreachable, settleAll } from './outcomes.js';
 export { prng } from './prng.js';
+export { UINT64_MAX } from './uint64.js';

@@ -10,6 +10,7 @@ const CODE = {
   INVALID_ARGUMENT: 3,
   NOT_FOUND: 5,
   PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
   UNAUTHENTICATED: 16,
   UNAVAILABLE: 14,
 } as const;
@@ -32,6 +33,8 @@ export const REASON_CODES = Object.freeze({
   RESULT_NOT_FOUND: CODE.NOT_FOUND,
   FENCE_REGRESSION: CODE.FAILED_PRECONDITION,
   FENCE_CONFLICT: CODE.ABORTED,
+  // T1: never retried, since no later attempt can find a token above the last uint64.
+  TOKEN_SPACE_EXHAUSTED: CODE.RESOURCE_EXHAUSTED,
   // A2: not in the protocol's table, but every refusal carries a reason.
   UNAUTHENTICATED: CODE.UNAUTHENTICATED,
   PERMISSION_DENIED: CODE.PERMISSION_DENIED,

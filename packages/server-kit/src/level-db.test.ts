@@ -1,11 +1,15 @@
 // openLevelDb on real LevelDB directories: each service stamps its own and
-// refuses the other's, an unstamped database with data, and another format,
-// releasing the directory after every refusal.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// refuses the other's, an unstamped database with data, another format and
+// a damaged directory (T2), releasing the directory after every refusal;
+// --repair goes on with what is left and logs the loss.
+import { mkdtempSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { Level } from 'level';
+import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
+import { damageWriteAheadLog, dataDirSnapshot } from '@fencer/testkit';
 import { openLevelDb, type DataService } from './level-db.js';
 import { StartupError } from './startup-error.js';
 
@@ -87,5 +91,99 @@ describe('openLevelDb', () => {
     const file = join(root, 'a-file');
     writeFileSync(file, 'x');
     await expect(open(file, 'sink')).rejects.toBeInstanceOf(StartupError);
+  });
+});
+
+/** A stamped sink directory holding `count` keys, all still in its write-ahead log. */
+async function sinkWithKeys(count: number): Promise<string> {
+  const dir = freshDir();
+  const db = await open(dir, 'sink');
+  for (let i = 0; i < count; i++) await db.put(`key-${String(i).padStart(4, '0')}`, 'v'.repeat(900), { sync: true });
+  await db.close();
+  return dir;
+}
+
+/** openLevelDb with --repair, and the warnings it logged. */
+async function repairOpen(dir: string): Promise<{ keys: string[]; warnings: Record<string, unknown>[] }> {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write: (chunk: Buffer, _encoding, done) => {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  const db = await openLevelDb<string>(dir, {
+    service: 'sink',
+    format: '1',
+    valueEncoding: 'utf8',
+    repair: true,
+    log: pino({ level: 'warn' }, sink),
+  });
+  const keys = await db.keys().all();
+  await db.close();
+  return { keys, warnings: lines.map((line) => JSON.parse(line) as Record<string, unknown>) };
+}
+
+describe('openLevelDb on a damaged directory (T2)', () => {
+  it('refuses a missing CURRENT without touching a file; --repair brings every record back', async () => {
+    const dir = await sinkWithKeys(300);
+    unlinkSync(join(dir, 'CURRENT'));
+    const before = dataDirSnapshot(dir);
+    await expect(open(dir, 'sink')).rejects.toThrow(
+      new RegExp(
+        `^data directory ${dir} is damaged: CURRENT is missing beside \\d+ database files .*, so LevelDB would start an empty database over them\\. Refusing to open it as if intact \\(T2\\); --repair goes on with what is left$`,
+      ),
+    );
+    expect(dataDirSnapshot(dir)).toEqual(before);
+
+    const repaired = await repairOpen(dir);
+    expect(repaired.keys.filter((k) => k.startsWith('key-'))).toHaveLength(300);
+    expect(repaired.warnings).toEqual([
+      expect.objectContaining({
+        level: 40,
+        dataDir: dir,
+        damage: [expect.stringMatching(/^CURRENT is missing/)],
+        leveldb: expect.arrayContaining([expect.stringMatching(/Repaired leveldb/)]),
+      }),
+    ]);
+    // Repaired for good: the next open needs no --repair.
+    await (await open(dir, 'sink')).close();
+  });
+
+  it('refuses a damaged write-ahead log without touching it; --repair keeps what is left and logs the drop', async () => {
+    const dir = await sinkWithKeys(300);
+    damageWriteAheadLog(dir);
+    const before = dataDirSnapshot(dir);
+    await expect(open(dir, 'sink')).rejects.toThrow(
+      new RegExp(
+        `^data directory ${dir} is damaged: write-ahead log \\d+\\.log is damaged at byte \\d+ \\(checksum mismatch.*\\), so LevelDB would drop \\d+ bytes of records\\. Refusing`,
+      ),
+    );
+    expect(dataDirSnapshot(dir)).toEqual(before);
+
+    const repaired = await repairOpen(dir);
+    const kept = repaired.keys.filter((k) => k.startsWith('key-')).length;
+    expect(kept).toBeGreaterThan(0);
+    expect(kept).toBeLessThan(300);
+    expect(repaired.warnings).toEqual([
+      expect.objectContaining({
+        damage: [expect.stringMatching(/^write-ahead log/)],
+        leveldb: expect.arrayContaining([expect.stringMatching(/dropping \d+ bytes; Corruption: checksum mismatch/)]),
+      }),
+    ]);
+    await (await open(dir, 'sink')).close();
+  });
+
+  it('--repair refuses a directory without CURRENT that another process holds', async () => {
+    const dir = await sinkWithKeys(10);
+    const holder = new Level(dir);
+    await holder.open();
+    try {
+      unlinkSync(join(dir, 'CURRENT'));
+      await expect(repairOpen(dir)).rejects.toThrow(/is in use by another process/);
+      expect(readdirSync(dir)).not.toContain('lost');
+    } finally {
+      await holder.close();
+    }
   });
 });

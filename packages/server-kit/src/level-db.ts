@@ -1,16 +1,29 @@
 // The one way a service opens its LevelDB data directory: created when
-// missing, one process at a time (LevelDB's LOCK), and stamped with the
-// service and on-disk format it belongs to, so neither service ever reads
-// the other's directory (or a future layout) as its own empty state.
-import { mkdirSync } from 'node:fs';
+// missing, one process at a time (LevelDB's LOCK), never opened as intact
+// when damaged (T2), and stamped with the service and on-disk format it
+// belongs to, so neither service ever reads the other's directory (or a
+// future layout) as its own empty state.
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ClassicLevel } from 'classic-level';
 import { Level } from 'level';
+import { findDamage } from './level-damage.js';
+import type { Logger } from './log.js';
 import { StartupError } from './startup-error.js';
 
 /** Services that keep a data directory. */
 export type DataService = 'sink' | 'coordinator';
 
+/** What openLevelDb does with a damaged directory (T2): refuse it, unless told to repair. */
+export interface RepairOptions {
+  /** Open a damaged directory anyway, keeping what is left (the `--repair` flag). Default false. */
+  readonly repair?: boolean | undefined;
+  /** Where a repair reports what was lost (warn). Default: nowhere. */
+  readonly log?: Logger | undefined;
+}
+
 /** How openLevelDb opens and stamps a directory. */
-export interface LevelDbOptions<V extends string | Buffer> {
+export interface LevelDbOptions<V extends string | Buffer> extends RepairOptions {
   /** Whose directory this is; checked against the stamp. */
   readonly service: DataService;
   /** The service's on-disk layout version; checked against the stamp. */
@@ -23,8 +36,11 @@ export interface LevelDbOptions<V extends string | Buffer> {
  * Opens (creating when missing) the LevelDB database in `dir` for
  * `options.service`. Rejects with StartupError and a one-line reason when
  * the directory cannot be created or opened, is in use by another process,
- * belongs to the other service, holds an unstamped database with data in
- * it, or has another format; it then leaves nothing open behind.
+ * is damaged (T2: a missing CURRENT, a damaged write-ahead log; without
+ * `repair`, before LevelDB touches a file), belongs to the other service,
+ * holds an unstamped database with data in it, or has another format; it
+ * then leaves nothing open behind. With `repair`, a damaged directory is
+ * rebuilt from what is left and the loss is logged as a warning.
  */
 export async function openLevelDb<V extends string | Buffer>(
   dir: string,
@@ -35,16 +51,26 @@ export async function openLevelDb<V extends string | Buffer>(
   } catch (error) {
     throw new StartupError(`cannot create data directory ${dir}: ${(error as Error).message}`);
   }
+  const damage = findDamage(dir);
+  if (damage.length > 0 && !options.repair) {
+    throw new StartupError(
+      `data directory ${dir} is damaged: ${damage.map((d) => d.what).join('; ')}. Refusing to open it as if intact (T2); --repair goes on with what is left`,
+    );
+  }
+  const leveldbReport = damage.some((d) => d.kind === 'no-current') ? await rebuildManifest(dir, options.service) : [];
   const db = new Level<string, V>(dir, { keyEncoding: 'utf8', valueEncoding: options.valueEncoding });
   try {
     await db.open();
   } catch (error) {
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    if (cause?.code === 'LEVEL_LOCKED')
-      throw new StartupError(
-        `data directory ${dir} is in use by another process (is a second ${options.service} running on it?)`,
-      );
-    throw new StartupError(`cannot open data directory ${dir}: ${cause?.message ?? (error as Error).message}`);
+    throw openFailure(error, dir, options.service);
+  }
+  if (damage.length > 0) {
+    // The open replayed the write-ahead logs, dropping the damaged records, and said so in LOG.
+    leveldbReport.push(...lossLines(dir));
+    options.log?.warn(
+      { dataDir: dir, damage: damage.map((d) => d.what), leveldb: leveldbReport },
+      'opened a damaged data directory with --repair: the records LevelDB reports dropped are lost (T2)',
+    );
   }
   try {
     await checkStamp(db, dir, options);
@@ -54,6 +80,59 @@ export async function openLevelDb<V extends string | Buffer>(
     throw error;
   }
   return db;
+}
+
+/** The StartupError for a failed LevelDB open. */
+function openFailure(error: unknown, dir: string, service: DataService): StartupError {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  if (cause?.code === 'LEVEL_LOCKED')
+    return new StartupError(
+      `data directory ${dir} is in use by another process (is a second ${service} running on it?)`,
+    );
+  return new StartupError(`cannot open data directory ${dir}: ${cause?.message ?? (error as Error).message}`);
+}
+
+/**
+ * T2 --repair without CURRENT: LevelDB's RepairDB writes a new MANIFEST
+ * from the tables and logs that are there (moving what it replaced into
+ * lost/), where a plain open would start an empty database and delete them.
+ * RepairDB takes no lock, so an open that may not create anything checks
+ * first that no process has the directory. Returns what LevelDB reported.
+ */
+async function rebuildManifest(dir: string, service: DataService): Promise<string[]> {
+  const probe = new ClassicLevel(dir, { createIfMissing: false });
+  const opened = await probe.open().then(
+    () => true,
+    (error: unknown) => {
+      if ((error as { cause?: { code?: string } }).cause?.code === 'LEVEL_LOCKED')
+        throw openFailure(error, dir, service);
+      return false; // "does not exist": nobody has it open
+    },
+  );
+  // CURRENT came back in the meantime: the directory is a database again.
+  if (opened) {
+    await probe.close();
+    return [];
+  }
+  await ClassicLevel.repair(dir);
+  return lossLines(dir);
+}
+
+/**
+ * The lines of LevelDB's LOG (written afresh by each open and repair) that
+ * tell what it dropped or set aside, without their time and thread prefix.
+ */
+function lossLines(dir: string): string[] {
+  let text: string;
+  try {
+    text = readFileSync(join(dir, 'LOG'), 'utf8');
+  } catch {
+    return [];
+  }
+  return text
+    .split('\n')
+    .map((line) => line.replace(/^\S+ \S+ /, ''))
+    .filter((line) => /dropping|corruption|archiving|lost|missing/i.test(line));
 }
 
 /**

@@ -70,7 +70,7 @@ export function authenticatorFor(auth: ServerAuth): Authenticator {
 
 /**
  * The options every server shares, each also settable as `<envPrefix>_<NAME>`:
- * --listen, --data, --credentials, --insecure, --metrics.
+ * --listen, --data, --repair, --credentials, --insecure, --metrics.
  */
 export function serverOptions(envPrefix: string, defaults: { listen: string; data: string }): Option[] {
   return [
@@ -81,6 +81,10 @@ export function serverOptions(envPrefix: string, defaults: { listen: string; dat
     new Option('--data <dir>', 'LevelDB data directory, created when missing')
       .env(`${envPrefix}_DATA`)
       .default(defaults.data),
+    new Option(
+      '--repair',
+      'open a damaged data directory anyway: keep what is left, log what was lost (T2; refused without it)',
+    ).env(`${envPrefix}_REPAIR`),
     new Option('--credentials <file>', 'JSON array of {token, identity, role} for callers').env(
       `${envPrefix}_CREDENTIALS`,
     ),

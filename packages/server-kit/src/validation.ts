@@ -1,5 +1,6 @@
 // V1/V2: every request is checked field by field before it touches state.
 // All violations are collected so one answer names every bad field.
+import { UINT64_MAX } from '@fencer/common';
 import type { FieldViolation } from '@fencer/proto';
 import { Failure } from './failure.js';
 
@@ -24,7 +25,6 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
 
 // C0, DEL and C1 controls: they break logs, keys and terminals.
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/u;
-const UINT64_MAX = 2n ** 64n - 1n;
 
 /**
  * Collects field violations of one request. Each method returns the parsed

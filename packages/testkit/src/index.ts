@@ -2,6 +2,7 @@
 // clients, waiting on events with a bound, seeded randomness.
 export * from './processes.js';
 export * from './waiting.js';
+export * from './data-dir.js';
 // Seeded randomness lives in common, where production code (chaos schedules) may use it too.
 export { prng } from '@fencer/common';
 export * from './clients.js';

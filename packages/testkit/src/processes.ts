@@ -69,6 +69,14 @@ export async function startFencer(
   return { child, address: ready.address, ready, stderr: () => stderr, kill: (signal) => child.kill(signal), exited };
 }
 
+/** The JSON log entries among a process's stderr lines (a failed start adds one plain line). */
+export function logEntries(stderr: string): Record<string, unknown>[] {
+  return stderr
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
 /** Stops a process with SIGTERM, and SIGKILL if it is still there after graceMs. */
 export async function stopFencer(fencer: FencerProcess, graceMs = 5_000): Promise<void> {
   await stopChild(fencer, graceMs);

@@ -46,6 +46,7 @@ describe('coordinator configuration', () => {
     expect(config).toEqual({
       listen: '127.0.0.1:50052',
       dataDir: './data/coordinator',
+      repair: false,
       sink: '127.0.0.1:50051',
       sinkToken: null,
       auth: { kind: 'insecure' },
@@ -62,6 +63,7 @@ describe('coordinator configuration', () => {
     const config = await parse([], {
       FENCER_COORDINATOR_LISTEN: '127.0.0.1:7001',
       FENCER_COORDINATOR_DATA: '/tmp/x',
+      FENCER_COORDINATOR_REPAIR: '1',
       FENCER_COORDINATOR_SINK: '127.0.0.1:7002',
       FENCER_COORDINATOR_SINK_TOKEN_FILE: token,
       FENCER_COORDINATOR_INSECURE: '1',
@@ -73,6 +75,7 @@ describe('coordinator configuration', () => {
     expect(config).toMatchObject({
       listen: '127.0.0.1:7001',
       dataDir: '/tmp/x',
+      repair: true,
       sink: '127.0.0.1:7002',
       sinkToken: 'env-sink-token-0123456789',
       auth: { kind: 'insecure' },

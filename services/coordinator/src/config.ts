@@ -30,6 +30,8 @@ export interface CoordinatorConfig {
   readonly listen: string;
   /** LevelDB directory, created when missing; one coordinator per directory. */
   readonly dataDir: string;
+  /** T2: open a damaged data directory with what is left, instead of refusing to start. */
+  readonly repair: boolean;
   /** HOST:PORT of the sink. */
   readonly sink: string;
   /** The coordinator's bearer token for the sink (A1), or null when the sink runs --insecure. */
@@ -49,6 +51,7 @@ export interface CoordinatorConfig {
 interface RawOptions {
   listen: string;
   data: string;
+  repair?: boolean;
   sink: string;
   sinkTokenFile?: string;
   credentials?: string;
@@ -70,6 +73,7 @@ export function coordinatorConfig(options: RawOptions): CoordinatorConfig {
   return Object.freeze({
     listen: options.listen,
     dataDir: options.data,
+    repair: options.repair === true,
     sink: options.sink,
     sinkToken: options.sinkTokenFile === undefined ? null : readSinkToken(options.sinkTokenFile),
     auth,

@@ -62,7 +62,7 @@ export async function startCoordinator(
   deps: CoordinatorDeps = {},
 ): Promise<RunningCoordinator> {
   const log = deps.log ?? silentLogger;
-  const store = await LevelStore.open(config.dataDir);
+  const store = await LevelStore.open(config.dataDir, { repair: config.repair, log });
   const sink = new GrpcSinkClient({ address: config.sink, token: config.sinkToken, deadlineMs: config.sinkDeadlineMs });
   const authenticator = authenticatorFor(config.auth);
   let core: Coordinator | undefined;

@@ -15,8 +15,10 @@ import {
   ok,
   refused,
   sinkApi,
+  sinkCalls,
   sinkClient,
 } from '@fencer/testkit';
+import { UINT64_MAX } from '@fencer/common';
 import { fresh, startSinkProcess } from './helpers.js';
 
 let dir: ReturnType<typeof tempDir>;
@@ -113,6 +115,23 @@ describe('coordinator and sink as real processes', () => {
     expect(await sinkSide.fence(resource)).toBe(lease.token);
     expect(refused(await sinkSide.write(resource, old.token, 'r2', 'y')).reason).toBe('STALE_TOKEN');
     second.client.close();
+  });
+
+  it('T1: with the sink fence at 2^64−1, every Acquire is RESOURCE_EXHAUSTED TOKEN_SPACE_EXHAUSTED, and nothing wraps', async () => {
+    const resource = fresh('exhausted');
+    const max = UINT64_MAX.toString();
+    const direct = sinkCalls(sink.address); // the sink runs --insecure: anyone may advance a fence
+    await direct.advance({ resource, token: max, grant_id: 'another-coordinator' });
+    const coordinator = await startCoordinatorProcess(join(dir.path, fresh('coordinator')), sink.address);
+    // The same answer every time: not an outage (SINK_UNAVAILABLE) nor a conflict (FENCE_CONFLICT) to retry.
+    for (const owner of ['alice', 'alice', 'bob']) {
+      const failure = refused(await coordinator.api.acquire(acquireReq(resource, owner, 60_000)));
+      expect([failure.code, failure.reason]).toEqual([CODE.RESOURCE_EXHAUSTED, 'TOKEN_SPACE_EXHAUSTED']);
+    }
+    expect(await direct.getFence(resource)).toEqual({ fence: max });
+    expect(ok(await coordinator.api.describe(resource))).toEqual({ lease: null, last_token: '0' });
+    direct.close();
+    coordinator.client.close();
   });
 
   it('L3/S2: the sink killed mid-Acquire → SINK_UNAVAILABLE; after the sink restarts, the same request id yields exactly one token', async () => {

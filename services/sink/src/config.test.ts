@@ -82,6 +82,7 @@ describe('sink flags', () => {
     expect(config).toEqual({
       listen: '127.0.0.1:50051',
       dataDir: './data/sink',
+      repair: false,
       auth: { kind: 'insecure' },
       maxPayloadBytes: 1024 * 1024,
       metrics: undefined,

@@ -25,6 +25,8 @@ export interface SinkConfig {
   readonly listen: string;
   /** LevelDB directory, created when missing. */
   readonly dataDir: string;
+  /** T2: open a damaged data directory with what is left, instead of refusing to start. */
+  readonly repair: boolean;
   readonly auth: SinkAuth;
   /** V2 payload limit in bytes (default 1 MiB). */
   readonly maxPayloadBytes: number;
@@ -36,6 +38,7 @@ export interface SinkConfig {
 export interface SinkOptions {
   listen: string;
   data: string;
+  repair?: boolean;
   credentials?: string;
   insecure?: boolean;
   maxPayloadBytes: number;
@@ -52,6 +55,7 @@ export function sinkConfig(options: SinkOptions): SinkConfig {
   return Object.freeze({
     listen: options.listen,
     dataDir: options.data,
+    repair: options.repair === true,
     auth,
     maxPayloadBytes: options.maxPayloadBytes,
     metrics: options.metrics,

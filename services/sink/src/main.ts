@@ -64,6 +64,8 @@ export async function startSink(config: SinkConfig, options: { log?: Logger } = 
   const log = options.log ?? silentLogger;
   const metrics = sinkStoreMetrics();
   const { store } = await openLevelStore(config.dataDir, {
+    repair: config.repair,
+    log,
     onBatchDurable: ({ ops }) => {
       metrics.batches.inc();
       metrics.batchOps.observe(ops);

@@ -2,7 +2,7 @@
 // and TTL changes are synced before they resolve (L3, L6, L4/L7); release and
 // fence updates and request collection are not (see LeaseStore for why that is safe).
 import type { Level } from 'level';
-import { openLevelDb } from '@fencer/server-kit';
+import { openLevelDb, type RepairOptions } from '@fencer/server-kit';
 import type { LeaseStore, StoredState } from '../core/store.js';
 import type { Grant, RequestRecord } from '../core/model.js';
 
@@ -47,10 +47,13 @@ export class LevelStore implements LeaseStore {
     this.#requests = sublevel(db, 'request');
   }
 
-  /** Opens (creating) the store in `dir`. Throws StartupError with a one-line reason (see openLevelDb). */
-  static async open(dir: string): Promise<LevelStore> {
+  /**
+   * Opens (creating) the store in `dir`. Throws StartupError with a one-line
+   * reason (see openLevelDb; a damaged directory only opens with `repair`).
+   */
+  static async open(dir: string, options: RepairOptions = {}): Promise<LevelStore> {
     return new LevelStore(
-      await openLevelDb<string>(dir, { service: 'coordinator', format: FORMAT, valueEncoding: 'utf8' }),
+      await openLevelDb<string>(dir, { service: 'coordinator', format: FORMAT, valueEncoding: 'utf8', ...options }),
     );
   }
 

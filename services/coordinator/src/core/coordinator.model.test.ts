@@ -132,6 +132,8 @@ async function runHistory(seed: number, steps: number) {
             break;
           case 'fence-conflict':
             throw new Error(`${where}: FENCE_CONFLICT with no concurrent coordinator`);
+          case 'token-space-exhausted':
+            throw new Error(`${where}: T1 exhaustion with tokens far below 2^64−1`);
         }
         break;
       }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { gate, hasSettled } from '@fencer/testkit';
-import { FakeClock } from '@fencer/common';
+import { FakeClock, UINT64_MAX } from '@fencer/common';
 import { Coordinator, type AcquireOutcome, type CoreLog } from './coordinator.js';
 import { MemoryDisk, MemoryStore } from '../../test/doubles/memory-store.js';
 import { MemorySink } from '../../test/doubles/memory-sink.js';
@@ -422,6 +422,49 @@ describe('L6: tokens strictly increase forever', () => {
     }
     const fresh = await setup({ sink: ctx.sink, clock: ctx.clock }); // a new, empty disk
     expect(granted(await fresh.core.acquire(req())).token).toBe(4n);
+  });
+});
+
+describe('T1: the token space ends at 2^64−1', () => {
+  it('grants the last token, then refuses for good without storing or sending anything past it', async () => {
+    const disk = new MemoryDisk();
+    disk.counters.set('r', UINT64_MAX - 1n); // as left by a long life, reloaded at start-up
+    const { core, clock, sink } = await setup({ disk });
+    const last = granted(await core.acquire(req()));
+    expect(last.token).toBe(UINT64_MAX);
+    clock.advance(TTL);
+    const writes = disk.journal.length;
+    for (let i = 0; i < 3; i += 1)
+      expect(await core.acquire(req({ ownerId: 'bob' }))).toEqual({ kind: 'token-space-exhausted' });
+    expect(disk.journal).toHaveLength(writes);
+    expect(disk.counters.get('r')).toBe(UINT64_MAX);
+    expect(sink.advances.map((a) => a.token)).toEqual([UINT64_MAX]);
+    expect(core.describe('r')).toEqual({ lease: null, lastToken: UINT64_MAX });
+  });
+
+  it('a sink fence of 2^64−1 (another coordinator, or a direct AdvanceFence) is exhaustion, not a conflict or an outage', async () => {
+    const { core, disk, sink } = await setup();
+    sink.fences.set('r', UINT64_MAX);
+    expect(await core.acquire(req())).toEqual({ kind: 'token-space-exhausted' });
+    // One token burned learning the fence (L6), then nothing more: no retry.
+    expect(disk.journal.map((w) => w.op)).toEqual(['reserve']);
+    expect(disk.counters.get('r')).toBe(1n);
+    expect(await core.acquire(req())).toEqual({ kind: 'token-space-exhausted' });
+    expect(disk.journal).toHaveLength(1);
+    expect(sink.fence('r')).toBe(UINT64_MAX);
+    expect(sink.advances).toEqual([]);
+  });
+
+  it('L8 leaves an expired holder of the last token alone: there is no token to fence it with', async () => {
+    const disk = new MemoryDisk();
+    disk.counters.set('r', UINT64_MAX - 1n);
+    const { core, clock, sink } = await setup({ disk });
+    const last = granted(await core.acquire(req()));
+    clock.advance(TTL);
+    expect(await core.fenceExpiredLeases()).toEqual([]);
+    expect(await core.fenceIfExpired('r')).toEqual({ kind: 'not-due', resource: 'r' });
+    expect(disk.counters.get('r')).toBe(UINT64_MAX);
+    expect(sink.judgeWrite('r', last.token)).toBe('accepted'); // F5: expiry alone does not fence
   });
 });
 

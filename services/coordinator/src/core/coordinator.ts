@@ -1,4 +1,4 @@
-// Protects S1/S2 through L3's order: a token is reserved durably, then made the sink's fence, and only then recorded and handed out; per request id and per resource, one Acquire at a time.
+// Protects S1/S2 through L3's order: a token is reserved durably, then made the sink's fence, and only then recorded and handed out; per request id and per resource, one Acquire at a time; and T1: no token past 2^64−1 is ever reserved or sent.
 //
 // Orchestration over three ports (LeaseStore, SinkPort, the id generator)
 // and the LeaseTable's decisions. No transport, no timers: the L8 and R3
@@ -24,7 +24,9 @@ export type AcquireOutcome =
   /** L3 step 2 failed; nothing was granted. `sinkCode` is the sink's gRPC code name. */
   | { readonly kind: 'sink-unavailable'; readonly sinkCode: string }
   /** L3: the sink's fence was beyond the token even after one retry above it. */
-  | { readonly kind: 'fence-conflict'; readonly fence: bigint };
+  | { readonly kind: 'fence-conflict'; readonly fence: bigint }
+  /** T1: the next token would pass 2^64−1; nothing was reserved or sent, and no retry can help. */
+  | { readonly kind: 'token-space-exhausted' };
 
 /** Renew's outcome (L4). */
 export type RenewOutcome =
@@ -133,8 +135,11 @@ export class Coordinator {
       return { kind: 'held', holder: availability.holder, remainingMs: availability.remainingMs };
 
     for (let attempt = 1; ; attempt += 1) {
+      // T1, checked before anything is stored or sent: also after a regression to a fence of 2^64−1.
+      const token = this.#table.nextToken(params.resource);
+      if (token === undefined) return { kind: 'token-space-exhausted' };
       // L3 (1) and (2); a failure grants nothing and the token stays burned.
-      const { token, advance } = await this.#reserveAndAdvance(params.resource, { attempt });
+      const advance = await this.#reserveAndAdvance(params.resource, token, { attempt });
       switch (advance.kind) {
         case 'advanced': {
           // L3 (3): grant and request id in one durable batch, then (4) the reply.
@@ -241,7 +246,7 @@ export class Coordinator {
         const { deps } = this;
         const decision = this.#table.decideFenceOnExpiry(resource);
         if (decision.kind === 'not-due') return { kind: 'not-due', resource };
-        const { advance } = await this.#reserveAndAdvance(resource, { fenceOnExpiry: true });
+        const advance = await this.#reserveAndAdvance(resource, decision.token, { fenceOnExpiry: true });
         switch (advance.kind) {
           case 'advanced':
           case 'regression': // the fence is already >= our token > the holder's: fenced out by someone else
@@ -293,23 +298,19 @@ export class Coordinator {
   }
 
   /**
-   * L3 steps 1–2 and L8's fence: reserve the next token durably (L6: the
-   * counter is on disk before the token leaves this process), then ask the
-   * sink to make it the fence. A regression's fence is remembered, so the
-   * next reservation goes above it. Whatever the sink says, the token is
-   * spent: it is never reserved again.
+   * L3 steps 1–2 and L8's fence: reserve `token`, the table's next one,
+   * durably (L6: the counter is on disk before the token leaves this
+   * process), then ask the sink to make it the fence. A regression's fence
+   * is remembered, so the next reservation goes above it. Whatever the sink
+   * says, the token is spent: it is never reserved again.
    */
-  async #reserveAndAdvance(
-    resource: string,
-    logContext: object,
-  ): Promise<{ token: bigint; advance: SinkAdvanceOutcome }> {
-    const token = this.#table.nextToken(resource);
+  async #reserveAndAdvance(resource: string, token: bigint, logContext: object): Promise<SinkAdvanceOutcome> {
     await this.deps.store.reserveToken(resource, token);
     this.#table.noteReserved(resource, token);
     this.deps.log.debug({ resource, token: String(token), ...logContext }, 'advancing the sink fence');
     const advance = await this.deps.sink.advanceFence(resource, token, this.deps.newGrantId());
     if (advance.kind === 'regression') this.#table.noteSinkFence(resource, advance.fence);
-    return { token, advance };
+    return advance;
   }
 
   /** Runs `operation` as one that `close()` waits for; refuses once closed. */

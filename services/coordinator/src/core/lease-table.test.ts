@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from '@fencer/common';
+import { FakeClock, UINT64_MAX } from '@fencer/common';
 import { LeaseTable } from './lease-table.js';
 import type { Grant, RequestRecord } from './model.js';
 
@@ -23,7 +23,7 @@ function tableWithGrant() {
   return { clock, table };
 }
 
-describe('LeaseTable decisions (L1, L2, L4, L5, L6)', () => {
+describe('LeaseTable decisions (L1, L2, L4, L5, L6, T1)', () => {
   it.each([
     [0, 'held', 1_000],
     [999, 'held', 1],
@@ -70,6 +70,17 @@ describe('LeaseTable decisions (L1, L2, L4, L5, L6)', () => {
     table.noteSinkFence('r', 20n);
     expect(table.nextToken('r')).toBe(21n);
     expect(table.nextToken('untouched')).toBe(1n);
+  });
+
+  it.each([
+    ['a counter one below the maximum', UINT64_MAX, 'noteReserved', UINT64_MAX - 1n],
+    ['a counter at the maximum', undefined, 'noteReserved', UINT64_MAX],
+    ['a sink fence at the maximum', undefined, 'noteSinkFence', UINT64_MAX],
+    ['a sink fence past the maximum (never from a real sink)', undefined, 'noteSinkFence', UINT64_MAX + 5n],
+  ] as const)('T1: with %s the next token is %s', (_, next, note, value) => {
+    const { table } = tableWithGrant();
+    table[note]('r', value);
+    expect(table.nextToken('r')).toBe(next);
   });
 
   it('refuses to apply a grant whose token was never reserved or is not above the latest (a bug, not an outcome)', () => {

@@ -1,10 +1,10 @@
-// Protects L2/L3/L6 and thereby S1/S2: a resource has at most one valid lease, every token it is granted is above every token ever reserved for it, and each request id maps to at most one grant.
+// Protects L2/L3/L6/T1 and thereby S1/S2: a resource has at most one valid lease, every token it is granted is above every token ever reserved for it and never past 2^64−1, and each request id maps to at most one grant.
 //
 // Pure decisions over in-memory state: nothing here performs I/O or keeps
 // timers. The Coordinator asks for a decision, makes it durable through the
 // store, and only then applies it here, so memory never runs ahead of disk
 // for anything a restart must keep. Time is the injected monotonic Clock (L1).
-import type { Clock } from '@fencer/common';
+import { UINT64_MAX, type Clock } from '@fencer/common';
 import type { StoredState } from './store.js';
 import type { AcquireParams, Grant, LeaseView, ReleaseParams, RenewParams, RequestRecord } from './model.js';
 
@@ -56,8 +56,9 @@ export type ReleaseDecision =
   | { readonly kind: 'already-released' }
   | { readonly kind: 'not-holder' };
 
-/** L8's decision for one resource. */
-export type ExpiryDecision = { readonly kind: 'fence'; readonly holder: Grant } | { readonly kind: 'not-due' };
+/** L8's decision for one resource: fence `holder` out with `token`, or nothing to do. */
+export type ExpiryDecision =
+  { readonly kind: 'fence'; readonly holder: Grant; readonly token: bigint } | { readonly kind: 'not-due' };
 
 /** What Describe shows: the latest grant while it is valid, and the last granted token. */
 export interface Description {
@@ -129,14 +130,18 @@ export class LeaseTable {
     return { kind: 'held', holder: this.#view(latest, nowMs), remainingMs: Math.ceil(latest.expiresAtMs - nowMs) };
   }
 
-  /** L6: the token to reserve next — above every token reserved or granted here and every sink fence learned. */
-  nextToken(resource: string): bigint {
+  /**
+   * L6: the token to reserve next — above every token reserved or granted
+   * here and every sink fence learned. T1: undefined once that would pass
+   * 2^64−1; the resource can never be granted or fenced again.
+   */
+  nextToken(resource: string): bigint | undefined {
     const entry = this.#resources.get(resource);
     if (!entry) return 1n;
     let floor = entry.reserved;
     if (entry.sinkFence > floor) floor = entry.sinkFence;
     if (entry.latest && entry.latest.token > floor) floor = entry.latest.token;
-    return floor + 1n;
+    return floor < UINT64_MAX ? floor + 1n : undefined;
   }
 
   /** L4: NOT_LEASE_HOLDER first (someone else's or superseded), then LEASE_EXPIRED (even with no successor). */
@@ -163,7 +168,10 @@ export class LeaseTable {
     return { kind: 'release', grant: { ...stripExpiry(latest), ended: 'released' } };
   }
 
-  /** L8: the latest grant expired, nobody took over, and the fence was not yet moved past it. */
+  /**
+   * L8: the latest grant expired, nobody took over, and the fence was not
+   * yet moved past it. T1: never due once no token is left to fence with.
+   */
   decideFenceOnExpiry(resource: string): ExpiryDecision {
     const entry = this.#resources.get(resource);
     const latest = entry?.latest;
@@ -171,7 +179,8 @@ export class LeaseTable {
     if (!entry || !latest || latest.ended !== null || nowMs < latest.expiresAtMs || nowMs < entry.fenceRetryAtMs) {
       return { kind: 'not-due' };
     }
-    return { kind: 'fence', holder: stripExpiry(latest) };
+    const token = this.nextToken(resource);
+    return token === undefined ? { kind: 'not-due' } : { kind: 'fence', holder: stripExpiry(latest), token };
   }
 
   /** L8: resources whose decision would currently be 'fence'. */

@@ -60,6 +60,13 @@ describe('error model: outcome → code, reason, ErrorInfo metadata', () => {
       'FENCE_CONFLICT',
       { fence: '18446744073709551615' },
     ],
+    [
+      'T1',
+      { kind: 'token-space-exhausted' },
+      grpc.status.RESOURCE_EXHAUSTED,
+      'TOKEN_SPACE_EXHAUSTED',
+      { resource: 'r' },
+    ],
   ])('Acquire, %s', (_rule, outcome, code, reason, metadata) => {
     expect(refusal(() => acquireResponseOrThrow(outcome, 'r'))).toEqual({ code, reason, metadata });
   });

@@ -19,7 +19,7 @@ export function leaseMessage(lease: LeaseView): Lease {
   };
 }
 
-/** granted/replayed → response; LEASE_HELD, REQUEST_ID_REUSED, SINK_UNAVAILABLE, FENCE_CONFLICT thrown. */
+/** granted/replayed → response; LEASE_HELD, REQUEST_ID_REUSED, SINK_UNAVAILABLE, FENCE_CONFLICT, TOKEN_SPACE_EXHAUSTED thrown. */
 export function acquireResponseOrThrow(outcome: AcquireOutcome, resource: string): AcquireResponse {
   switch (outcome.kind) {
     case 'granted':
@@ -59,6 +59,12 @@ export function acquireResponseOrThrow(outcome: AcquireOutcome, resource: string
         {
           fence: outcome.fence.toString(),
         },
+      );
+    case 'token-space-exhausted':
+      throw new Failure(
+        'TOKEN_SPACE_EXHAUSTED',
+        `${resource} has used up its tokens: the next would pass 2^64-1 (T1); it can never be granted again`,
+        { resource },
       );
   }
 }

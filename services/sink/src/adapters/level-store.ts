@@ -2,7 +2,7 @@
 // with sync: true, so everything a Write stores lands together (F2) and is
 // fsynced before anyone is told it happened.
 import type { Level } from 'level';
-import { openLevelDb } from '@fencer/server-kit';
+import { openLevelDb, type RepairOptions } from '@fencer/server-kit';
 import type { FenceRecord, StoredResult } from '../core/fence-policy.js';
 import { GroupCommitStore, type DurableBackend } from '../core/group-commit.js';
 import { resultKey, type StoreOp } from '../core/store.js';
@@ -85,13 +85,14 @@ export class LevelBackend implements DurableBackend {
 
 /**
  * Opens (creating when missing) the sink's LevelDB store in `dir`. Throws
- * StartupError with a one-line reason (see openLevelDb) and then leaves
- * nothing open behind.
+ * StartupError with a one-line reason (see openLevelDb; a damaged directory
+ * only opens with `repair`) and then leaves nothing open behind.
  */
 export async function openLevelStore(
   dir: string,
-  options: { onBatchDurable?: (info: { ops: number }) => void } = {},
+  options: RepairOptions & { onBatchDurable?: (info: { ops: number }) => void } = {},
 ): Promise<{ store: GroupCommitStore; db: Db }> {
-  const db = await openLevelDb<Buffer>(dir, { service: 'sink', format: FORMAT, valueEncoding: 'buffer' });
-  return { store: new GroupCommitStore(new LevelBackend(db), options), db };
+  const { repair, log, ...storeOptions } = options;
+  const db = await openLevelDb<Buffer>(dir, { service: 'sink', format: FORMAT, valueEncoding: 'buffer', repair, log });
+  return { store: new GroupCommitStore(new LevelBackend(db), storeOptions), db };
 }

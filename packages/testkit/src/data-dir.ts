@@ -1,0 +1,34 @@
+// Real damage to real data directories (T2): what a disk or an operator can
+// do to a stopped service's LevelDB files, and a way to see that a refusal
+// left every file as it was.
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Every file in `dir` with its size and modification time: equal snapshots mean nothing was touched. */
+export function dataDirSnapshot(dir: string): string[] {
+  return readdirSync(dir)
+    .sort()
+    .map((name) => {
+      const stat = statSync(join(dir, name));
+      return `${name} ${stat.size} ${stat.mtimeMs}`;
+    });
+}
+
+/**
+ * Flips `bytes` bytes (default 4 KB) in the middle of the write-ahead log
+ * (`*.log`) in `dir`, as a failing disk would. Throws unless there is
+ * exactly one log, or it is too short to hold the damage with records on
+ * both sides. Returns the log's file name.
+ */
+export function damageWriteAheadLog(dir: string, bytes = 4096): string {
+  const logs = readdirSync(dir).filter((name) => /^\d+\.log$/.test(name));
+  if (logs.length !== 1) throw new Error(`expected one write-ahead log in ${dir}, found ${logs.join(', ') || 'none'}`);
+  const path = join(dir, logs[0]!);
+  const log = readFileSync(path);
+  if (log.length < 4 * bytes)
+    throw new Error(`${path} holds ${log.length} bytes, too few to damage ${bytes} in the middle`);
+  const from = Math.floor((log.length - bytes) / 2);
+  for (let i = from; i < from + bytes; i++) log[i]! ^= 0xff;
+  writeFileSync(path, log);
+  return logs[0]!;
+}
