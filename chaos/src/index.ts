@@ -1,6 +1,6 @@
 // @fencer/chaos: real faults between real fencer processes (the
-// Toxiproxy-compatible fault proxy), and the checker that judges what they
-// recorded.
+// Toxiproxy-compatible fault proxy), the checker that judges what they
+// recorded, and the report that draws it.
 export { startToxiproxy, type RunningToxiproxy, type ToxiproxyOptions } from './toxiproxy/server.js';
 export { toxiproxyCommand, type ToxiproxyConfig } from './toxiproxy/command.js';
 export { TOXIPROXY_VERSION } from './toxiproxy/api.js';
@@ -25,3 +25,4 @@ export {
   type StoredResult,
 } from './checker/history.js';
 export { Workload, DEFAULT_WORKLOAD, readFinalState, type WorkloadOptions } from './workload/workload.js';
+export { renderReport, writeReport, type ReportInput } from './report/html.js';
