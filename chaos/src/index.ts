@@ -1,6 +1,7 @@
 // @fencer/chaos: real faults between real fencer processes (the
 // Toxiproxy-compatible fault proxy and the nemeses that drive it and the
-// processes), and the checker that judges what they recorded.
+// processes), the checker that judges what they recorded, and the report
+// that draws it.
 export { startToxiproxy, type RunningToxiproxy, type ToxiproxyOptions } from './toxiproxy/server.js';
 export { toxiproxyCommand, type ToxiproxyConfig } from './toxiproxy/command.js';
 export { TOXIPROXY_VERSION } from './toxiproxy/api.js';
@@ -30,3 +31,4 @@ export * from './nemesis/index.js';
 export { Scenario, type ScenarioOptions, type ScenarioVerdict, type ScenarioWorker } from './scenario/harness.js';
 export { runSoak, SOAK_KINDS, type SoakOptions, type SoakProgress, type SoakResult } from './soak/soak.js';
 export { chaosCommand, type ChaosConfig } from './soak/command.js';
+export { renderReport, writeReport, type ReportInput } from './report/html.js';

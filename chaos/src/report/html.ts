@@ -1,0 +1,386 @@
+// The chaos run's report: one self-contained HTML file (inline CSS, SVG and
+// a few lines of script; nothing is fetched) that draws a history on a
+// timeline — a lane per resource with its leases and writes, the faults
+// shaded across every lane, the operations the checker cites ringed in red —
+// so a failed run can be read in any browser, from a CI artifact, offline.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { History, Operation } from '../checker/history.js';
+import type { Violation } from '../checker/round.js';
+
+/** What a report shows: the history, what the checker found in it, and how the run was made. */
+export interface ReportInput {
+  readonly history: History;
+  readonly violations: readonly Violation[];
+  readonly title: string;
+  readonly seed?: number;
+  /** Extra facts for the header (duration, workload, commit), shown as given. */
+  readonly meta?: Readonly<Record<string, string>>;
+}
+
+/** A lease as the history shows it, on the shared clock (ms). */
+interface LeaseSpan {
+  readonly op: Operation;
+  readonly resource: string;
+  readonly holder: string;
+  readonly token: string;
+  readonly startMs: number;
+  /** The lease's TTL as last granted or renewed. */
+  ttlMs: number;
+  /** When the holder's lease ran out at the latest, unless renewed: its last grant or renewal's completion + TTL. */
+  validUntilMs: number;
+  endMs: number;
+  end: 'released' | 'superseded' | 'lost' | 'open';
+}
+
+// Requests and responses come from JSON lines; only strings and numbers are read here.
+const text = (value: unknown): string => (typeof value === 'string' || typeof value === 'number' ? String(value) : '');
+const record = (value: unknown): Readonly<Record<string, unknown>> =>
+  typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
+const holderOf = (fields: Readonly<Record<string, unknown>>) => `${text(fields.owner_id)}#${text(fields.incarnation)}`;
+const responseOf = (op: Operation) => (op.outcome.type === 'ok' ? op.outcome.response : {});
+/** A refusal's reason, or its gRPC code when it carried none. */
+const reasonOf = (op: Operation) => (op.outcome.type === 'ok' ? '' : op.outcome.reason || op.outcome.code);
+
+const esc = (value: string | number): string =>
+  String(value).replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
+  );
+
+// Renew refusals by which the coordinator tells a holder its lease is gone (L4).
+const LOST = new Set(['LEASE_EXPIRED', 'NOT_LEASE_HOLDER']);
+
+/**
+ * Leases derived from Acquire, Renew and Release: each starts when an ok
+ * Acquire is answered and ends at the holder's ok Release, at a Renew
+ * refused as lost, at the next grant of the resource, or at the end of the
+ * history. A replayed grant (R1) continues the lease it repeats.
+ */
+function leaseSpans(operations: readonly Operation[], historyEndMs: number): LeaseSpan[] {
+  const spans: LeaseSpan[] = [];
+  const open = new Map<string, LeaseSpan>(); // resource + holder → its lease
+  const close = (span: LeaseSpan, atMs: number, end: LeaseSpan['end']) => {
+    span.endMs = Math.max(span.startMs, atMs);
+    span.end = end;
+    open.delete(`${span.resource}\n${span.holder}`);
+  };
+  const byCompletion = [...operations].sort((a, b) => a.completedMs - b.completedMs || a.id - b.id);
+  for (const op of byCompletion) {
+    const resource = text(op.request.resource);
+    const lease = record(responseOf(op).lease);
+    const holder = holderOf(op.method === 'Acquire' ? lease : op.request);
+    const span = open.get(`${resource}\n${holder}`);
+    const ttlMs = Number(text(lease.ttl_ms) || text(op.request.ttl_ms)) || 0;
+    // Renew and Release name the token in the request; an Acquire learns it from the answer.
+    const current = span && span.token === (text(op.request.token) || text(lease.token)) ? span : undefined;
+    if (op.method === 'Acquire' && op.outcome.type === 'ok' && !current) {
+      for (const other of open.values()) if (other.resource === resource) close(other, op.completedMs, 'superseded');
+      const started: LeaseSpan = {
+        op,
+        resource,
+        holder,
+        token: text(lease.token),
+        startMs: op.completedMs,
+        ttlMs,
+        validUntilMs: op.completedMs + ttlMs,
+        endMs: historyEndMs,
+        end: 'open',
+      };
+      spans.push(started);
+      open.set(`${resource}\n${holder}`, started);
+    } else if (current && op.method === 'Renew') {
+      if (op.outcome.type === 'ok') {
+        current.ttlMs = ttlMs || current.ttlMs; // a Renew's zero TTL keeps the lease's own (L4)
+        current.validUntilMs = op.completedMs + current.ttlMs;
+      } else if (LOST.has(reasonOf(op))) close(current, op.completedMs, 'lost');
+    } else if (current && op.method === 'Release' && op.outcome.type === 'ok') {
+      close(current, op.completedMs, 'released');
+    }
+  }
+  return spans;
+}
+
+/** The class of a write's mark: how it ended. */
+function writeKind(op: Operation): 'applied' | 'replayed' | 'refused' | 'unknown' {
+  if (op.outcome.type === 'fail') return 'refused';
+  if (op.outcome.type === 'unknown') return 'unknown';
+  return text(op.outcome.response.outcome) === 'REPLAYED' ? 'replayed' : 'applied';
+}
+
+// Owner colours (Tableau 10 without its red, which marks violations).
+const PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#76b7b2', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac'];
+// Refusals the sink gives a Write (F1, F3, A5) each get a colour; any other reason is grey.
+const REASON_COLOURS: Readonly<Record<string, string>> = {
+  STALE_TOKEN: '#e8590c',
+  TOKEN_NOT_ISSUED: '#795548',
+  RESULT_CONFLICT: '#8e24aa',
+  OWNER_MISMATCH: '#c2185b',
+};
+const reasonColour = (reason: string) => REASON_COLOURS[reason] ?? '#616161';
+
+/** A write's glyph, centred on (x, y). */
+function glyph(kind: ReturnType<typeof writeKind> | 'op', x: number, y: number, reason = ''): string {
+  switch (kind) {
+    case 'applied':
+      return `<circle cx="${x}" cy="${y}" r="4" fill="#2b8a3e"/>`;
+    case 'replayed':
+      return `<circle cx="${x}" cy="${y}" r="3.5" fill="#fff" stroke="#2b8a3e" stroke-width="2"/>`;
+    case 'refused':
+      return `<path d="M${x - 4} ${y - 4}L${x + 4} ${y + 4}M${x - 4} ${y + 4}L${x + 4} ${y - 4}" stroke="${reasonColour(reason)}" stroke-width="2.5"/>`;
+    case 'unknown':
+      return `<path d="M${x} ${y - 5}L${x + 5} ${y}L${x} ${y + 5}L${x - 5} ${y}Z" fill="#fff" stroke="#1c7ed6" stroke-width="1.5"/>`;
+    case 'op':
+      return `<rect x="${x - 1.5}" y="${y - 5}" width="3" height="10" fill="#495057"/>`;
+  }
+}
+
+/** One line about an operation: what the hover title and the details line show. */
+function detailsOf(op: Operation, t0: number, rules: readonly string[]): string {
+  const response = responseOf(op);
+  const outcome =
+    op.outcome.type === 'ok'
+      ? `ok ${text(response.outcome)}`.trim() + (response.fence ? ` (fence ${text(response.fence)})` : '')
+      : `${op.outcome.type} ${op.outcome.code} ${op.outcome.reason}`.trim();
+  const parts = [
+    `#${op.id} ${op.method} by ${op.process}`,
+    `token ${text(op.request.token || record(response.lease).token) || '-'}`,
+    ...(op.method === 'Write' || op.method === 'Read' ? [`result ${text(op.request.result_id)}`] : []),
+    outcome,
+    `sent ${Math.round(op.invokedMs - t0)} ms, done ${Math.round(op.completedMs - t0)} ms`,
+    ...(rules.length ? [`violates ${rules.join(', ')}`] : []),
+  ];
+  return parts.join(' · ');
+}
+
+/** Packs intervals into as few rows as keep each row's intervals apart; returns each one's row and the row count. */
+function pack(intervals: readonly { startMs: number; endMs: number }[]): { rows: number[]; count: number } {
+  const ends: number[] = [];
+  const rows = intervals.map(({ startMs, endMs }) => {
+    const row = ends.findIndex((end) => end <= startMs);
+    const chosen = row === -1 ? ends.length : row;
+    ends[chosen] = endMs;
+    return chosen;
+  });
+  return { rows, count: ends.length };
+}
+
+/** A round tick step (1, 2 or 5 × 10^k ms) giving about ten ticks. */
+function tickStep(durationMs: number): number {
+  const rough = durationMs / 10;
+  const power = 10 ** Math.floor(Math.log10(rough));
+  return [1, 2, 5, 10].map((m) => m * power).find((step) => step >= rough) ?? 10 * power;
+}
+
+const GUTTER = 140; // px for lane and process names
+const ROW = 20; // px per lease row and fault row
+const MARK_ROW = 14; // px per process row of write marks
+const LANE_GAP = 14;
+
+/** The timeline SVG and the counts the header shows. */
+function timeline(input: ReportInput): { svg: string; leases: number } {
+  const { operations, faults } = input.history;
+  // Folds, not Math.min(...xs): a long run's history is past the arguments a call may take.
+  const starts = operations.length ? operations.map((op) => op.invokedMs) : faults.map((f) => f.startMs);
+  const start = starts.length ? starts.reduce((a, b) => Math.min(a, b)) : 0;
+  const tEnd = [...operations.map((op) => op.completedMs), ...faults.map((f) => f.endMs ?? f.startMs)].reduce(
+    (a, b) => Math.max(a, b),
+    start,
+  );
+  const durationMs = Math.max(tEnd - start, 1);
+  const plotWidth = Math.min(Math.max(durationMs / 10, 900), 12_000);
+  const x = (ms: number) => +(GUTTER + (Math.max(ms - start, 0) / durationMs) * plotWidth).toFixed(1);
+  const colourOf = new Map(
+    [...new Set(operations.map((op) => op.process))].sort().map((p, i) => [p, PALETTE[i % PALETTE.length]!]),
+  );
+  const rulesOf = new Map<number, string[]>();
+  for (const v of input.violations)
+    for (const id of v.operations ?? []) rulesOf.set(id, [...(rulesOf.get(id) ?? []), v.rule]);
+  const cited = (op: Operation) => (rulesOf.has(op.id) ? ' cited' : '');
+  const ring = (op: Operation, cx: number, cy: number) =>
+    rulesOf.has(op.id)
+      ? `<circle class="ring" cx="${cx}" cy="${cy}" r="8" fill="none" stroke="#e03131" stroke-width="2.5"/>`
+      : '';
+  const out: string[] = [];
+
+  const faultRows = pack(faults.map((f) => ({ startMs: f.startMs, endMs: f.endMs ?? tEnd })));
+  const axisY = faultRows.count * ROW + 4;
+  const lanesTop = axisY + 22;
+  const spans = leaseSpans(operations, tEnd);
+  const resources = [...new Set(operations.map((op) => text(op.request.resource)))].sort();
+  let y = lanesTop;
+  for (const resource of resources) {
+    const laneSpans = spans.filter((s) => s.resource === resource);
+    const spanRows = pack(laneSpans);
+    const ops = operations.filter((op) => text(op.request.resource) === resource);
+    const processes = [...new Set(ops.map((op) => op.process))].sort();
+    const marksTop = y + Math.max(spanRows.count, 1) * ROW;
+    const height = marksTop - y + processes.length * MARK_ROW + 6;
+    out.push(`<g class="lane" data-lane="${esc(resource)}">`);
+    out.push(`<rect class="lane-bg" x="0" y="${y}" width="${GUTTER + plotWidth + 10}" height="${height}"/>`);
+    out.push(`<text class="lane-name" x="6" y="${y + 14}">${esc(resource)}</text>`);
+    laneSpans.forEach((s, i) => {
+      const top = y + spanRows.rows[i]! * ROW + 3;
+      const [x1, x2, xv] = [x(s.startMs), x(s.endMs), x(Math.min(s.validUntilMs, s.endMs))];
+      const colour = colourOf.get(s.op.process) ?? '#888';
+      const label = x2 - x1 >= 56 ? `token ${s.token}` : s.token;
+      const title = `${s.holder} holds token ${s.token} of ${resource} from ${Math.round(s.startMs - start)} ms (${detailsOf(s.op, start, rulesOf.get(s.op.id) ?? [])}); ends ${s.end} at ${Math.round(s.endMs - start)} ms`;
+      out.push(
+        `<g class="lease${cited(s.op)}" data-op="${s.op.id}" data-token="${esc(s.token)}" data-owner="${esc(s.op.process)}" data-end="${s.end}"><title>${esc(title)}</title>` +
+          `<rect x="${x1}" y="${top}" width="${Math.max(xv - x1, 1)}" height="${ROW - 6}" rx="3" fill="${colour}"/>` +
+          (x2 > xv
+            ? `<rect class="expired" x="${xv}" y="${top}" width="${x2 - xv}" height="${ROW - 6}" fill="${colour}" opacity="0.45"/><rect x="${xv}" y="${top}" width="${x2 - xv}" height="${ROW - 6}" fill="url(#hatch)"/>`
+            : '') +
+          `<text x="${x1 + 3}" y="${top + 11}">${esc(label)}</text>${ring(s.op, x1, top + (ROW - 6) / 2)}</g>`,
+      );
+    });
+    processes.forEach((p, i) =>
+      out.push(
+        `<text class="process-name" x="18" y="${marksTop + i * MARK_ROW + 10}" fill="${colourOf.get(p)}">${esc(p)}</text>`,
+      ),
+    );
+    const drawn = new Set(laneSpans.map((s) => s.op.id));
+    for (const op of ops.filter((op) => op.method === 'Write' || (rulesOf.has(op.id) && !drawn.has(op.id)))) {
+      const [cx, cy] = [x(op.completedMs), marksTop + processes.indexOf(op.process) * MARK_ROW + MARK_ROW / 2];
+      const kind = op.method === 'Write' ? writeKind(op) : 'op';
+      const reason = op.outcome.type === 'ok' ? '' : ` data-reason="${esc(reasonOf(op))}"`;
+      const cls = op.method === 'Write' ? `mark write ${kind}` : `mark op ${op.method.toLowerCase()}`;
+      out.push(
+        `<g class="${cls}${cited(op)}" data-op="${op.id}" data-process="${esc(op.process)}" data-token="${esc(text(op.request.token))}"${reason}>` +
+          `<title>${esc(detailsOf(op, start, rulesOf.get(op.id) ?? []))}</title>${glyph(kind, cx, cy, reasonOf(op))}${ring(op, cx, cy)}</g>`,
+      );
+    }
+    out.push('</g>');
+    y += height + LANE_GAP;
+  }
+
+  faults.forEach((f, i) => {
+    const [x1, x2] = [x(f.startMs), x(f.endMs ?? tEnd)];
+    const top = faultRows.rows[i]! * ROW + 2;
+    const title = `${f.name} on ${f.target}: ${Math.round(f.startMs - start)}–${f.endMs === undefined ? 'end' : `${Math.round(f.endMs - start)} ms`}`;
+    out.push(
+      `<g class="fault" data-fault="${esc(f.name)}" data-target="${esc(f.target)}"><title>${esc(title)}</title>` +
+        `<rect class="shade" x="${x1}" y="${lanesTop}" width="${Math.max(x2 - x1, 1)}" height="${Math.max(y - lanesTop - LANE_GAP, 0)}"/>` +
+        `<rect class="band" x="${x1}" y="${top}" width="${Math.max(x2 - x1, 2)}" height="${ROW - 4}"/>` +
+        `<text x="${x1 + 3}" y="${top + 12}">${esc(`${f.name} → ${f.target}`)}</text></g>`,
+    );
+  });
+
+  const step = tickStep(durationMs);
+  const ticks: string[] = [];
+  for (let ms = 0; ms <= durationMs; ms += step) {
+    const label = step >= 1000 || ms >= 10_000 ? `${+(ms / 1000).toFixed(2)} s` : `${+ms.toFixed(2)} ms`;
+    ticks.push(
+      `<line x1="${x(start + ms)}" x2="${x(start + ms)}" y1="${axisY + 16}" y2="${y}"/><text x="${x(start + ms)}" y="${axisY + 12}">${label}</text>`,
+    );
+  }
+  const width = GUTTER + plotWidth + 20;
+  const svg =
+    `<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${y}" viewBox="0 0 ${width} ${y}">` +
+    `<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><line x1="0" y1="0" x2="0" y2="6" stroke="#fff" stroke-width="2"/></pattern></defs>` +
+    `<text class="lane-name" x="6" y="${axisY + 12}">ms since first op</text>` +
+    `<g class="axis">${ticks.join('')}</g>${out.join('')}</svg>`;
+  return { svg, leases: spans.length };
+}
+
+const CSS = `
+body{font:14px/1.4 system-ui,-apple-system,'Segoe UI',sans-serif;margin:16px;color:#212529}
+h1{font-size:20px;margin:0 0 8px}
+.verdict{padding:10px 14px;border-radius:6px;font-weight:600;margin-bottom:10px}
+.verdict.safe{background:#d3f9d8;color:#2b8a3e}.verdict.unsafe{background:#ffe3e3;color:#c92a2a}
+.meta,.summary{display:flex;flex-wrap:wrap;gap:4px 18px;margin:6px 0}
+.summary div,.meta div{display:flex;gap:6px}dt{color:#868e96}dd{margin:0;font-weight:600}
+ol.violations{background:#fff5f5;border:1px solid #ffa8a8;border-radius:6px;padding:8px 8px 8px 34px}
+li.violation{cursor:pointer;margin:2px 0}li.violation b{color:#c92a2a}
+.legend{display:flex;flex-wrap:wrap;gap:4px 16px;margin:8px 0;align-items:center}
+.legend span{display:inline-flex;align-items:center;gap:4px}.swatch{width:14px;height:10px;display:inline-block;border-radius:2px}
+#details{min-height:1.4em;font-family:ui-monospace,monospace;font-size:12px;color:#495057;margin:4px 0}
+.scroll{overflow-x:auto;border:1px solid #dee2e6;border-radius:6px}
+svg text{font-size:11px;fill:#212529}.lane-name{font-weight:600}.process-name{font-size:10px}
+.lane-bg{fill:#f8f9fa}.axis line{stroke:#dee2e6}.axis text{fill:#868e96;text-anchor:middle}
+/* The shade lies over the lanes: it must not take the hover of the marks under it. */
+.fault .shade{fill:#fa5252;opacity:.09;pointer-events:none}.fault .band{fill:#ffc9c9}
+.lease text{fill:#fff;font-weight:600;paint-order:stroke;stroke:rgba(0,0,0,.35);stroke-width:2px}
+.lease.cited>rect:first-of-type{stroke:#e03131;stroke-width:2.5}
+[data-op]{cursor:default}[data-op]:hover{filter:brightness(.8)}
+.focus .ring{stroke-width:5}
+`;
+
+// Hovering an element shows its details in a line above the timeline (a title tooltip is slow
+// and hard to copy); clicking a violation scrolls to the operations it cites.
+const SCRIPT = `
+const details=document.getElementById('details');
+for(const el of document.querySelectorAll('[data-op]'))el.addEventListener('mouseenter',()=>{details.textContent=el.querySelector('title').textContent;});
+for(const li of document.querySelectorAll('li.violation'))li.addEventListener('click',()=>{
+for(const el of document.querySelectorAll('.focus'))el.classList.remove('focus');
+const els=li.dataset.ops.split(' ').filter(Boolean).flatMap(id=>[...document.querySelectorAll('[data-op="'+id+'"]')]);
+for(const el of els)el.classList.add('focus');
+if(els[0])els[0].scrollIntoView({block:'center',inline:'center'});});
+`;
+
+/** The report as one HTML document; every text from the history is escaped. */
+export function renderReport(input: ReportInput): string {
+  const { history, violations } = input;
+  const { svg, leases } = timeline(input);
+  const writes = history.operations.filter((op) => op.method === 'Write');
+  const kinds = writes.map(writeKind);
+  const refusals = new Map<string, number>();
+  for (const op of writes.filter((op) => op.outcome.type === 'fail'))
+    refusals.set(reasonOf(op), (refusals.get(reasonOf(op)) ?? 0) + 1);
+  const counts: [string, string, number][] = [
+    ['operations', 'operations', history.operations.length],
+    ['leases', 'leases', leases],
+    ['writes', 'writes', writes.length],
+    ['acked-writes', 'acked writes', kinds.filter((k) => k === 'applied' || k === 'replayed').length],
+    ['applied', 'applied', kinds.filter((k) => k === 'applied').length],
+    ['replayed', 'replayed', kinds.filter((k) => k === 'replayed').length],
+    ['unknown', 'unknown writes', kinds.filter((k) => k === 'unknown').length],
+    ...[...refusals]
+      .sort()
+      .map(([reason, n]): [string, string, number] => [`refused:${reason}`, `refused ${reason}`, n]),
+    ['faults', 'faults', history.faults.length],
+  ];
+  const dl = (entries: [string, string, string | number][], cls: string) =>
+    `<dl class="${cls}">${entries.map(([key, label, value]) => `<div data-count="${esc(key)}"><dt>${esc(label)}</dt><dd>${esc(value)}</dd></div>`).join('')}</dl>`;
+  const seed = input.seed === undefined ? '' : ` · seed ${input.seed}`;
+  const verdict = violations.length
+    ? `<div class="verdict unsafe" data-violations="${violations.length}">UNSAFE: ${violations.length} violation${violations.length === 1 ? '' : 's'}${seed}</div>`
+    : `<div class="verdict safe" data-violations="0">SAFE: no violation of S1–S6${seed}</div>`;
+  const list = violations.length
+    ? `<ol class="violations">${violations.map((v) => `<li class="violation" data-rule="${esc(v.rule)}" data-ops="${esc((v.operations ?? []).join(' '))}"><b>${esc(v.rule)}</b> ${esc(v.message)}</li>`).join('')}</ol>`
+    : '';
+  const owners = [...new Set(history.operations.map((op) => op.process))].sort();
+  const mark = (kind: Parameters<typeof glyph>[0], label: string, reason = '') =>
+    `<span><svg width="14" height="14">${glyph(kind, 7, 7, reason)}</svg>${esc(label)}</span>`;
+  const legend =
+    `<div class="legend">` +
+    owners
+      .map((o, i) => `<span><i class="swatch" style="background:${PALETTE[i % PALETTE.length]}"></i>${esc(o)}</span>`)
+      .join('') +
+    `<span><i class="swatch" style="background:repeating-linear-gradient(45deg,#adb5bd 0 3px,#fff 3px 5px)"></i>lease past its TTL, not yet fenced (F5)</span>` +
+    `<span><i class="swatch" style="background:#ffc9c9"></i>fault</span></div><div class="legend">` +
+    mark('applied', 'applied') +
+    mark('replayed', 'replayed') +
+    [...new Set(['STALE_TOKEN', 'RESULT_CONFLICT', ...refusals.keys()])]
+      .map((r) => mark('refused', `refused ${r}`, r))
+      .join('') +
+    mark('unknown', 'unknown outcome') +
+    `<span><svg width="18" height="18"><circle cx="9" cy="9" r="7" fill="none" stroke="#e03131" stroke-width="2.5"/></svg>cited by a violation</span></div>`;
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>${esc(input.title)}</title><style>${CSS}</style></head>
+<body><h1>${esc(input.title)}</h1>${verdict}${list}
+${dl(
+  Object.entries(input.meta ?? {}).map(([k, v]) => [k, k, v]),
+  'meta',
+)}${dl(counts, 'summary')}
+${legend}<div id="details">Hover a lease or a mark for its details.</div>
+<div class="scroll">${svg}</div>
+<script>${SCRIPT}</script></body></html>
+`;
+}
+
+/** Renders the report and writes it to `path` (its folder is created), replacing any file there. */
+export async function writeReport(path: string, input: ReportInput): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  await writeFile(path, renderReport(input));
+}
