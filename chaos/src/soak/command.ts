@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, configuredCommand, positiveInteger } from '@fencer/server-kit';
+import { writeReport } from '../report/html.js';
 import { runSoak, type SoakProgress, type SoakResult } from './soak.js';
 
 /** What `fencer chaos` runs with. */
@@ -17,6 +18,8 @@ export interface ChaosConfig {
   /** Keep the run's data here; absent: a temporary directory, removed afterwards. */
   readonly data?: string;
   readonly toxiproxyUrl?: string;
+  /** Write the run's timeline here as one self-contained HTML file. */
+  readonly report?: string;
 }
 
 /** `fencer chaos`. */
@@ -32,6 +35,7 @@ export function chaosCommand(): Command {
       new Option('--resources <n>', 'resources they share').default(2).argParser(positiveInteger),
       new Option('--data <dir>', 'keep the run’s data (logs, LevelDB) here'),
       new Option('--toxiproxy <url>', 'inject faults through this running Toxiproxy').env('TOXIPROXY_URL'),
+      new Option('--report <file.html>', 'write the run as a self-contained HTML timeline'),
     ],
     (options: {
       seconds: number;
@@ -40,6 +44,7 @@ export function chaosCommand(): Command {
       resources: number;
       data?: string;
       toxiproxy?: string;
+      report?: string;
     }): ChaosConfig => {
       if (options.workers > 26) throw new ConfigError('--workers must be at most 26');
       return Object.freeze({
@@ -49,6 +54,7 @@ export function chaosCommand(): Command {
         resources: options.resources,
         ...(options.data === undefined ? {} : { data: resolve(options.data) }),
         ...(options.toxiproxy === undefined ? {} : { toxiproxyUrl: options.toxiproxy }),
+        ...(options.report === undefined ? {} : { report: resolve(options.report) }),
       });
     },
     runChaos,
@@ -100,6 +106,21 @@ async function runChaos(config: ChaosConfig): Promise<void> {
       .map(([kind, n]) => `${kind} ${n}`)
       .join(', ')})\n`,
   );
+  if (config.report) {
+    await writeReport(config.report, {
+      history,
+      violations,
+      title: `fencer chaos, seed ${config.seed}`,
+      seed: config.seed,
+      meta: {
+        seconds: String(config.seconds),
+        workers: String(config.workers),
+        resources: String(config.resources),
+        replay,
+      },
+    });
+    process.stdout.write(`report: ${config.report}\n`);
+  }
   if (violations.length === 0) {
     process.stdout.write('verdict: S1–S6 held\n');
     return;

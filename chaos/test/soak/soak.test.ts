@@ -1,16 +1,21 @@
 // `fencer chaos` as CI runs it: a two-minute seeded soak of real processes
 // under every soak nemesis, checked S1–S6; and its command line's errors.
-import { describe, expect, it } from 'vitest';
-import { runFencer } from '@fencer/testkit';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runFencer, tempDir } from '@fencer/testkit';
 import { SOAK_KINDS } from '../../src/index.js';
 
 const SECONDS = Number(process.env.FENCER_SOAK_SECONDS ?? 120);
+const dir = tempDir('fencer-soak-');
+afterAll(() => dir.remove());
 
 describe('fencer chaos', () => {
   it(
     `a ${SECONDS} s soak under every soak nemesis holds S1–S6`,
     async () => {
-      const { code, stdout, stderr } = await runFencer(['chaos', '--seconds', String(SECONDS)], {
+      const report = join(dir.path, 'soak.html');
+      const { code, stdout, stderr } = await runFencer(['chaos', '--seconds', String(SECONDS), '--report', report], {
         timeoutMs: (SECONDS + 90) * 1_000,
       });
       const seed = /seed (\d+)/.exec(stdout)?.[1];
@@ -26,6 +31,10 @@ describe('fencer chaos', () => {
       const faults = /faults \(([^)]*)\)/.exec(stdout)![1]!;
       for (const kind of SOAK_KINDS) expect(faults, `seed ${seed}`).toMatch(new RegExp(`(^|, )${kind} \\d+`));
       expect(Number(/(\d+) acknowledged writes/.exec(stdout)![1])).toBeGreaterThan(100);
+      // The timeline of the run: a lane per resource, the faults shaded (the browser test opens one).
+      const html = readFileSync(report, 'utf8');
+      for (const lane of ['job-1', 'job-2']) expect(html).toContain(`data-lane="${lane}"`);
+      expect(html).toContain('class="fault');
     },
     (SECONDS + 120) * 1_000,
   );
