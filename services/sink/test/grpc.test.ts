@@ -369,6 +369,27 @@ describe('validation of every field (V1, V2)', () => {
       call: () => coordinator.advance({ resource: 'v', token: '5', grant_id: 'g\u00005' }),
     },
     { name: 'GetFence resource with NUL', field: 'resource', call: () => worker.getFence('v\u0000') },
+    {
+      name: 'AdvanceFence resource with a bidi override (Cf)',
+      field: 'resource',
+      call: () => coordinator.advance({ resource: 'v\u202E', token: '5', grant_id: 'g5' }),
+    },
+    {
+      name: 'AdvanceFence grant_id with a paragraph separator (Zp)',
+      field: 'grant_id',
+      call: () => coordinator.advance({ resource: 'v', token: '5', grant_id: 'g\u20295' }),
+    },
+    {
+      name: 'Write result_id with a zero-width space (Cf)',
+      field: 'result_id',
+      call: () => worker.write({ resource: 'v', token: '1', result_id: 'new\u200B', payload: Buffer.from('p') }),
+    },
+    { name: 'Read resource with a line separator (Zl)', field: 'resource', call: () => worker.read('v\u2028', 'x') },
+    {
+      name: 'GetFence resource with a byte order mark (Cf)',
+      field: 'resource',
+      call: () => worker.getFence('\uFEFFv'),
+    },
     { name: 'GetFence empty resource', field: 'resource', call: () => worker.getFence('') },
     { name: 'GetFence resource over 512 bytes', field: 'resource', call: () => worker.getFence(long) },
   ];
