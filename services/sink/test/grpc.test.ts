@@ -134,6 +134,24 @@ describe('Sink RPCs', () => {
     expect(await readOrMissing(worker, nfd, nfd)).toBeUndefined();
   });
 
+  it("A5: a fence bound to another owner refuses this worker's write (OWNER_MISMATCH with the fence); its own is APPLIED", async () => {
+    await coordinator.advance({ resource: 'owned', token: '3', grant_id: 'g3', owner_id: 'worker-2' });
+    const mismatch = await failureOf(
+      worker.write({ resource: 'owned', token: '3', result_id: 'x', payload: Buffer.from('p') }),
+    );
+    expect([mismatch.code, mismatch.reason, mismatch.metadata.fence]).toEqual([
+      CODE.PERMISSION_DENIED,
+      'OWNER_MISMATCH',
+      '3',
+    ]);
+    expect(await readOrMissing(worker, 'owned', 'x')).toBeUndefined();
+    await coordinator.advance({ resource: 'owned', token: '4', grant_id: 'g4', owner_id: 'worker-1' });
+    expect(await worker.write({ resource: 'owned', token: '4', result_id: 'x', payload: Buffer.from('p') })).toEqual({
+      outcome: 'APPLIED',
+      fence: '4',
+    });
+  });
+
   it('every refusal carries its code, reason and the current fence', async () => {
     await coordinator.advance({ resource: 'refuse', token: '1', grant_id: 'g1' });
     await worker.write({ resource: 'refuse', token: '1', result_id: 'x', payload: Buffer.from('a') });
@@ -389,6 +407,21 @@ describe('validation of every field (V1, V2)', () => {
       name: 'GetFence resource with a byte order mark (Cf)',
       field: 'resource',
       call: () => worker.getFence('\uFEFFv'),
+    },
+    {
+      name: 'AdvanceFence owner_id with a control character',
+      field: 'owner_id',
+      call: () => coordinator.advance({ resource: 'v', token: '5', grant_id: 'g5', owner_id: 'worker\u0007' }),
+    },
+    {
+      name: 'AdvanceFence owner_id with a bidi override (Cf)',
+      field: 'owner_id',
+      call: () => coordinator.advance({ resource: 'v', token: '5', grant_id: 'g5', owner_id: '\u202Eworker' }),
+    },
+    {
+      name: 'AdvanceFence owner_id over 512 bytes',
+      field: 'owner_id',
+      call: () => coordinator.advance({ resource: 'v', token: '5', grant_id: 'g5', owner_id: long }),
     },
     { name: 'GetFence empty resource', field: 'resource', call: () => worker.getFence('') },
     { name: 'GetFence resource over 512 bytes', field: 'resource', call: () => worker.getFence(long) },
