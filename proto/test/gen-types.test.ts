@@ -84,7 +84,7 @@ describe('gen-types --check', () => {
         const file = join(root, 'fencing/v1/sink.proto');
         writeFileSync(
           file,
-          readFileSync(file, 'utf8').replace('string grant_id = 3;', 'string grant_id = 3;\n  string note = 4;'),
+          readFileSync(file, 'utf8').replace('string grant_id = 3;', 'string grant_id = 3;\n  string note = 99;'),
         );
       },
       'fencing/v1/AdvanceFenceRequest.ts',

@@ -45,6 +45,35 @@ describe('RequestCheck (V1, V2)', () => {
     expect(violations(run)).toEqual(expected);
   });
 
+  // Invisible or reordering characters (general categories Cf, Zl, Zp) make
+  // an id display as another and break the lines that echo it.
+  const INVISIBLE = [
+    ['U+202E right-to-left override (Cf)', '\u202E'],
+    ['U+2066 left-to-right isolate (Cf)', '\u2066'],
+    ['U+200B zero-width space (Cf)', '\u200B'],
+    ['U+200D zero-width joiner (Cf)', '\u200D'],
+    ['U+FEFF byte order mark (Cf)', '\uFEFF'],
+    ['U+00AD soft hyphen (Cf)', '\u00AD'],
+    ['U+E0001 language tag (Cf, astral)', '\u{E0001}'],
+    ['U+2028 line separator (Zl)', '\u2028'],
+    ['U+2029 paragraph separator (Zp)', '\u2029'],
+  ] as const;
+  const ID_FIELDS = ['resource', 'owner_id', 'result_id', 'request_id', 'grant_id'] as const;
+  it.each(ID_FIELDS.flatMap((field) => INVISIBLE.map(([name, char]) => [field, name, char] as const)))(
+    '%s with %s is refused naming the field',
+    (field, _name, char) => {
+      expect(violations((c) => c.id(field, `task${char}-7`))).toEqual([field]);
+    },
+  );
+
+  it.each([
+    ['a plain space (Zs is allowed)', 'task 7'],
+    ['a no-break space (Zs)', 'task\u00A07'],
+    ['right-to-left letters without controls', 'משימה-7'],
+  ])('an id with %s is accepted', (_name, value) => {
+    expect(violations((c) => c.id('resource', value))).toEqual([]);
+  });
+
   it('names every bad field at once', () => {
     expect(
       violations((c) => {

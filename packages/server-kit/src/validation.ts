@@ -24,7 +24,12 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
 });
 
 // C0, DEL and C1 controls: they break logs, keys and terminals.
-const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/u;
+const CONTROL_CHARACTER = /\p{Cc}/u;
+// Format (Cf: bidi controls such as U+202E, zero-width characters, U+FEFF)
+// and line or paragraph separators (Zl, Zp): invisible or reordering, they
+// let an id that looks like another be a different key, and they disguise
+// or break the lines of every log and message that echoes an id.
+const INVISIBLE_CHARACTER = /[\p{Cf}\p{Zl}\p{Zp}]/u;
 
 /**
  * Collects field violations of one request. Each method returns the parsed
@@ -36,13 +41,18 @@ export class RequestCheck {
 
   constructor(private readonly limits: Limits = DEFAULT_LIMITS) {}
 
-  /** An identifier: 1..maxIdBytes bytes of UTF-8 without control characters. */
+  /**
+   * An identifier: 1..maxIdBytes bytes of UTF-8 without control, format or
+   * line/paragraph separator characters (general categories Cc, Cf, Zl, Zp).
+   */
   id(field: string, value: string): string {
     const bytes = Buffer.byteLength(value, 'utf8');
     if (bytes === 0) this.#violate(field, 'must not be empty');
     else if (bytes > this.limits.maxIdBytes)
       this.#violate(field, `must be at most ${this.limits.maxIdBytes} bytes of UTF-8, got ${bytes}`);
     else if (CONTROL_CHARACTER.test(value)) this.#violate(field, 'must not contain control characters');
+    else if (INVISIBLE_CHARACTER.test(value))
+      this.#violate(field, 'must not contain format or separator characters (bidi controls, zero-width, U+2028/9)');
     // grpc-js decodes invalid UTF-8 into U+FFFD, so the two cannot be told
     // apart after decoding; refusing U+FFFD keeps ids byte-exact across
     // clients, at the cost of ids that contain a literal replacement char.

@@ -28,19 +28,33 @@ describe('GrpcSinkClient (SinkPort over gRPC)', () => {
   it('F4: advances, repeats idempotently for the same grant id, and reports regression with the fence', async () => {
     const resource = fresh('client');
     expect(await client.getFence(resource)).toEqual({ kind: 'fence', fence: 0n });
-    expect(await client.advanceFence(resource, 5n, 'g1')).toEqual({ kind: 'advanced', fence: 5n });
-    expect(await client.advanceFence(resource, 5n, 'g1')).toEqual({ kind: 'advanced', fence: 5n });
-    expect(await client.advanceFence(resource, 5n, 'g2')).toEqual({ kind: 'regression', fence: 5n });
-    expect(await client.advanceFence(resource, 3n, 'g3')).toEqual({ kind: 'regression', fence: 5n });
+    expect(await client.advanceFence({ resource, token: 5n, grantId: 'g1', ownerId: 'alice' })).toEqual({
+      kind: 'advanced',
+      fence: 5n,
+    });
+    expect(await client.advanceFence({ resource, token: 5n, grantId: 'g1', ownerId: 'alice' })).toEqual({
+      kind: 'advanced',
+      fence: 5n,
+    });
+    expect(await client.advanceFence({ resource, token: 5n, grantId: 'g2', ownerId: 'alice' })).toEqual({
+      kind: 'regression',
+      fence: 5n,
+    });
+    expect(await client.advanceFence({ resource, token: 3n, grantId: 'g3', ownerId: 'alice' })).toEqual({
+      kind: 'regression',
+      fence: 5n,
+    });
     expect(await client.getFence(resource)).toEqual({ kind: 'fence', fence: 5n });
   });
 
   it('a sink that does not answer within the deadline is unavailable (DEADLINE_EXCEEDED), not a hang', async () => {
     const resource = fresh('stalled');
-    expect((await client.advanceFence(resource, 1n, 'warm')).kind).toBe('advanced');
+    expect((await client.advanceFence({ resource, token: 1n, grantId: 'warm', ownerId: 'alice' })).kind).toBe(
+      'advanced',
+    );
     sink.kill('SIGSTOP');
     try {
-      expect(await client.advanceFence(resource, 2n, 'g')).toEqual({
+      expect(await client.advanceFence({ resource, token: 2n, grantId: 'g', ownerId: 'alice' })).toEqual({
         kind: 'unavailable',
         sinkCode: 'DEADLINE_EXCEEDED',
       });
@@ -59,7 +73,10 @@ describe('GrpcSinkClient (SinkPort over gRPC)', () => {
     });
     const nowhere = new GrpcSinkClient({ address: `127.0.0.1:${port}`, token: null, deadlineMs: 20_000 });
     try {
-      expect(await nowhere.advanceFence('r', 1n, 'g')).toEqual({ kind: 'unavailable', sinkCode: 'UNAVAILABLE' });
+      expect(await nowhere.advanceFence({ resource: 'r', token: 1n, grantId: 'g', ownerId: 'alice' })).toEqual({
+        kind: 'unavailable',
+        sinkCode: 'UNAVAILABLE',
+      });
     } finally {
       nowhere.close();
     }

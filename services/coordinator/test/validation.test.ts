@@ -61,6 +61,8 @@ const BAD_IDS: [string, string][] = [
   ['empty', ''],
   ['513 bytes', 'x'.repeat(513)],
   ['a control character', 'a\u0007b'],
+  ['a bidi override (Cf)', 'a\u202Eb'],
+  ['a line separator (Zl)', 'a\u2028b'],
 ];
 const idCases = (field: string) => BAD_IDS.map(([what, value]) => [field, what, value] as const);
 

@@ -31,7 +31,7 @@ describe('memory after many durable results', () => {
       const waves = 20;
       const perWave = 1000;
       for (let r = 0; r < resources; r++)
-        await engine.advanceFence({ resource: `job-${r}`, token: 1n, grantId: `g-${r}` });
+        await engine.advanceFence({ resource: `job-${r}`, token: 1n, grantId: `g-${r}`, ownerId: null });
       const watched: WeakRef<Uint8Array>[] = [];
       for (let wave = 0; wave < waves; wave++) {
         const outcomes = await Promise.all(
@@ -43,6 +43,7 @@ describe('memory after many durable results', () => {
               token: 1n,
               resultId: `step-${wave}-${i}`,
               payload,
+              writer: null,
             });
           }),
         );

@@ -134,6 +134,24 @@ describe('Sink RPCs', () => {
     expect(await readOrMissing(worker, nfd, nfd)).toBeUndefined();
   });
 
+  it("A5: a fence bound to another owner refuses this worker's write (OWNER_MISMATCH with the fence); its own is APPLIED", async () => {
+    await coordinator.advance({ resource: 'owned', token: '3', grant_id: 'g3', owner_id: 'worker-2' });
+    const mismatch = await failureOf(
+      worker.write({ resource: 'owned', token: '3', result_id: 'x', payload: Buffer.from('p') }),
+    );
+    expect([mismatch.code, mismatch.reason, mismatch.metadata.fence]).toEqual([
+      CODE.PERMISSION_DENIED,
+      'OWNER_MISMATCH',
+      '3',
+    ]);
+    expect(await readOrMissing(worker, 'owned', 'x')).toBeUndefined();
+    await coordinator.advance({ resource: 'owned', token: '4', grant_id: 'g4', owner_id: 'worker-1' });
+    expect(await worker.write({ resource: 'owned', token: '4', result_id: 'x', payload: Buffer.from('p') })).toEqual({
+      outcome: 'APPLIED',
+      fence: '4',
+    });
+  });
+
   it('every refusal carries its code, reason and the current fence', async () => {
     await coordinator.advance({ resource: 'refuse', token: '1', grant_id: 'g1' });
     await worker.write({ resource: 'refuse', token: '1', result_id: 'x', payload: Buffer.from('a') });
@@ -369,6 +387,42 @@ describe('validation of every field (V1, V2)', () => {
       call: () => coordinator.advance({ resource: 'v', token: '5', grant_id: 'g\u00005' }),
     },
     { name: 'GetFence resource with NUL', field: 'resource', call: () => worker.getFence('v\u0000') },
+    {
+      name: 'AdvanceFence resource with a bidi override (Cf)',
+      field: 'resource',
+      call: () => coordinator.advance({ resource: 'v\u202E', token: '5', grant_id: 'g5' }),
+    },
+    {
+      name: 'AdvanceFence grant_id with a paragraph separator (Zp)',
+      field: 'grant_id',
+      call: () => coordinator.advance({ resource: 'v', token: '5', grant_id: 'g\u20295' }),
+    },
+    {
+      name: 'Write result_id with a zero-width space (Cf)',
+      field: 'result_id',
+      call: () => worker.write({ resource: 'v', token: '1', result_id: 'new\u200B', payload: Buffer.from('p') }),
+    },
+    { name: 'Read resource with a line separator (Zl)', field: 'resource', call: () => worker.read('v\u2028', 'x') },
+    {
+      name: 'GetFence resource with a byte order mark (Cf)',
+      field: 'resource',
+      call: () => worker.getFence('\uFEFFv'),
+    },
+    {
+      name: 'AdvanceFence owner_id with a control character',
+      field: 'owner_id',
+      call: () => coordinator.advance({ resource: 'v', token: '5', grant_id: 'g5', owner_id: 'worker\u0007' }),
+    },
+    {
+      name: 'AdvanceFence owner_id with a bidi override (Cf)',
+      field: 'owner_id',
+      call: () => coordinator.advance({ resource: 'v', token: '5', grant_id: 'g5', owner_id: '\u202Eworker' }),
+    },
+    {
+      name: 'AdvanceFence owner_id over 512 bytes',
+      field: 'owner_id',
+      call: () => coordinator.advance({ resource: 'v', token: '5', grant_id: 'g5', owner_id: long }),
+    },
     { name: 'GetFence empty resource', field: 'resource', call: () => worker.getFence('') },
     { name: 'GetFence resource over 512 bytes', field: 'resource', call: () => worker.getFence(long) },
   ];

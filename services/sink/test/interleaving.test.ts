@@ -180,9 +180,9 @@ class TwoStepEngine implements SinkApi {
 
   async write(command: WriteCommand): Promise<WriteOutcome> {
     const { fence, decision } = await this.#lock.run(command.resource, async () => {
-      const fence = (await this.store.fence(command.resource))?.fence ?? 0n;
+      const current = await this.store.fence(command.resource);
       const existing = await this.store.result(command.resource, command.resultId);
-      return { fence, decision: decideWrite(fence, existing, command) };
+      return { fence: current?.fence ?? 0n, decision: decideWrite(current, existing, command) };
     });
     switch (decision.kind) {
       case 'apply':
@@ -201,6 +201,7 @@ class TwoStepEngine implements SinkApi {
         return { kind: decision.kind, fence };
       case 'stale':
       case 'not-issued':
+      case 'owner-mismatch':
         return { kind: decision.kind, fence: decision.fence };
     }
   }

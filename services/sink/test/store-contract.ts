@@ -13,10 +13,10 @@ export interface StoreLocation {
   remove(): Promise<void>;
 }
 
-const fenceOp = (resource: string, fence: bigint, grantId = `g${fence}`): StoreOp => ({
+const fenceOp = (resource: string, fence: bigint, grantId = `g${fence}`, ownerId: string | null = null): StoreOp => ({
   kind: 'fence',
   resource,
-  record: { fence, grantId },
+  record: { fence, grantId, ownerId },
 });
 const resultOp = (resource: string, resultId: string, token: bigint, payload: Uint8Array): StoreOp => ({
   kind: 'result',
@@ -58,14 +58,14 @@ export function describeStoreContract(name: string, newLocation: () => Promise<S
         const { store } = await location.open();
         const durable = store.commit([fenceOp('r', 3n), resultOp('r', 'x', 3n, text('p'))]);
         // No I/O callback can run between the commit and these overlay reads.
-        expect(await store.fence('r')).toEqual({ fence: 3n, grantId: 'g3' });
+        expect(await store.fence('r')).toEqual({ fence: 3n, grantId: 'g3', ownerId: null });
         expect(plain((await store.result('r', 'x'))?.payload)).toEqual(plain(text('p')));
         expect(store.stats.durableOps).toBe(0);
         expect(store.stats.pending).toBe(2);
         await durable;
         expect(store.stats.durableOps).toBe(2);
         expect(store.stats.pending).toBe(0);
-        expect(await store.fence('r')).toEqual({ fence: 3n, grantId: 'g3' });
+        expect(await store.fence('r')).toEqual({ fence: 3n, grantId: 'g3', ownerId: null });
         await store.close();
       }),
     );
@@ -110,11 +110,15 @@ export function describeStoreContract(name: string, newLocation: () => Promise<S
         await first.store.close();
 
         const { store } = await location.open();
-        expect(await store.fence('r')).toEqual({ fence: 1n, grantId: 'grant-ü' });
+        expect(await store.fence('r')).toEqual({ fence: 1n, grantId: 'grant-ü', ownerId: null });
         expect(plain((await store.result('r', 'binary'))?.payload)).toEqual(plain(binary));
         expect(plain((await store.result('r', 'empty'))?.payload)).toEqual([]);
         expect(plain((await store.durableResult('r', 'big'))?.payload)).toEqual(plain(big));
-        expect(await store.durableFence('ресурс/✓')).toEqual({ fence: maxToken, grantId: `g${maxToken}` });
+        expect(await store.durableFence('ресурс/✓')).toEqual({
+          fence: maxToken,
+          grantId: `g${maxToken}`,
+          ownerId: null,
+        });
         expect((await store.result('ресурс/✓', 'id ✓'))?.token).toBe(maxToken);
         expect(plain((await store.result('a', 'bc'))?.payload)).toEqual(plain(text('a|bc')));
         expect(plain((await store.result('ab', 'c'))?.payload)).toEqual(plain(text('ab|c')));
@@ -122,6 +126,21 @@ export function describeStoreContract(name: string, newLocation: () => Promise<S
         expect((await store.fence('!meta!format'))?.fence).toBe(9n);
         expect(await store.fence('!fence!')).toBeUndefined();
         expect(plain((await store.result('!fence!', '!result!'))?.payload)).toEqual(plain(text('bangs')));
+        await store.close();
+      }),
+    );
+
+    it(
+      'A5: the owner a fence is bound to survives close and reopen; a later unbound fence binds no one',
+      withLocation(async (location) => {
+        const first = await location.open();
+        await first.store.commit([fenceOp('owned', 4n, 'grant-4', 'worker-ä ✓'), fenceOp('rebound', 1n, 'g1', 'a')]);
+        await first.store.commit([fenceOp('rebound', 2n, 'g2', null)]);
+        await first.store.close();
+
+        const { store } = await location.open();
+        expect(await store.durableFence('owned')).toEqual({ fence: 4n, grantId: 'grant-4', ownerId: 'worker-ä ✓' });
+        expect(await store.durableFence('rebound')).toEqual({ fence: 2n, grantId: 'g2', ownerId: null });
         await store.close();
       }),
     );

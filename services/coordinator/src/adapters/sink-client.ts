@@ -13,7 +13,7 @@ import {
   type GetFenceResponse__Output,
   type SinkClient,
 } from '@fencer/proto';
-import type { SinkAdvanceOutcome, SinkPort } from '../core/sink-port.js';
+import type { FenceAdvance, SinkAdvanceOutcome, SinkPort } from '../core/sink-port.js';
 
 /** GetFence's outcome. */
 export type FenceReading =
@@ -46,12 +46,12 @@ export class GrpcSinkClient implements SinkPort {
   }
 
   /** F4 as an outcome; every failure but FENCE_REGRESSION is `unavailable` with the gRPC code name. At most two deadlines long. */
-  async advanceFence(resource: string, token: bigint, grantId: string): Promise<SinkAdvanceOutcome> {
+  async advanceFence({ resource, token, grantId, ownerId }: FenceAdvance): Promise<SinkAdvanceOutcome> {
     try {
       const response = await unaryCall<AdvanceFenceRequest, AdvanceFenceResponse__Output>(
         this.#client,
         this.#client.AdvanceFence,
-        { resource, token: token.toString(), grant_id: grantId },
+        { resource, token: token.toString(), grant_id: grantId, owner_id: ownerId },
         this.#callOptions(),
       );
       return { kind: 'advanced', fence: BigInt(response.fence) };

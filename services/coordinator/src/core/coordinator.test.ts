@@ -100,6 +100,19 @@ describe('L3: reserve, fence, record, reply', () => {
     expect(disk.grants.get('r')?.token).toBe(lease.token);
   });
 
+  it("A5: every AdvanceFence names the holder the token goes to, the FENCE_REGRESSION retry's too", async () => {
+    const { core, sink, clock } = await setup();
+    sink.fences.set('r', 41n); // the first attempt is refused, the retry above it moves the fence
+    const alice = granted(await core.acquire(req({ ownerId: 'alice' })));
+    clock.advance(TTL);
+    const bob = granted(await core.acquire(req({ ownerId: 'bob' })));
+    expect(sink.received.map(({ token, ownerId }) => [token, ownerId])).toEqual([
+      [1n, 'alice'],
+      [alice.token, 'alice'],
+      [bob.token, 'bob'],
+    ]);
+  });
+
   it('grants nothing when the sink fails, and a later Acquire gets a larger token', async () => {
     const { core, sink, disk } = await setup();
     sink.down = 'UNAVAILABLE';
@@ -495,6 +508,9 @@ describe('L8: fence on expiry', () => {
     expect(await core.fenceExpiredLeases()).toEqual([{ kind: 'fenced', resource: 'r', fence: lease.token + 1n }]);
     expect(sink.judgeWrite('r', lease.token)).toBe('STALE_TOKEN');
     expect(core.describe('r')).toEqual({ lease: null, lastToken: lease.token }); // the fence token is not a grant
+    // A5: granted to no one, the fence stays bound to the expired holder, so
+    // it admits no identity the fence it replaced did not.
+    expect(sink.received.at(-1)).toMatchObject({ token: lease.token + 1n, ownerId: 'alice' });
     expect(await core.fenceExpiredLeases()).toEqual([]); // once is enough
     expect(granted(await core.acquire(req({ ownerId: 'bob' }))).token).toBe(lease.token + 2n);
   });

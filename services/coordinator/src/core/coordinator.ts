@@ -139,7 +139,7 @@ export class Coordinator {
       const token = this.#table.nextToken(params.resource);
       if (token === undefined) return { kind: 'token-space-exhausted' };
       // L3 (1) and (2); a failure grants nothing and the token stays burned.
-      const advance = await this.#reserveAndAdvance(params.resource, token, { attempt });
+      const advance = await this.#reserveAndAdvance(params.resource, token, params.ownerId, { attempt });
       switch (advance.kind) {
         case 'advanced': {
           // L3 (3): grant and request id in one durable batch, then (4) the reply.
@@ -246,7 +246,12 @@ export class Coordinator {
         const { deps } = this;
         const decision = this.#table.decideFenceOnExpiry(resource);
         if (decision.kind === 'not-due') return { kind: 'not-due', resource };
-        const advance = await this.#reserveAndAdvance(resource, decision.token, { fenceOnExpiry: true });
+        // The new token goes to no one. Bound to the expired holder, it admits
+        // no identity that the fence it replaces did not already admit (A5);
+        // bound to no one, it would admit every worker that guessed it.
+        const advance = await this.#reserveAndAdvance(resource, decision.token, decision.holder.ownerId, {
+          fenceOnExpiry: true,
+        });
         switch (advance.kind) {
           case 'advanced':
           case 'regression': // the fence is already >= our token > the holder's: fenced out by someone else
@@ -300,15 +305,21 @@ export class Coordinator {
   /**
    * L3 steps 1–2 and L8's fence: reserve `token`, the table's next one,
    * durably (L6: the counter is on disk before the token leaves this
-   * process), then ask the sink to make it the fence. A regression's fence
-   * is remembered, so the next reservation goes above it. Whatever the sink
-   * says, the token is spent: it is never reserved again.
+   * process), then ask the sink to make it the fence, bound to `ownerId`
+   * (A5). A regression's fence is remembered, so the next reservation goes
+   * above it. Whatever the sink says, the token is spent: it is never
+   * reserved again.
    */
-  async #reserveAndAdvance(resource: string, token: bigint, logContext: object): Promise<SinkAdvanceOutcome> {
+  async #reserveAndAdvance(
+    resource: string,
+    token: bigint,
+    ownerId: string,
+    logContext: object,
+  ): Promise<SinkAdvanceOutcome> {
     await this.deps.store.reserveToken(resource, token);
     this.#table.noteReserved(resource, token);
     this.deps.log.debug({ resource, token: String(token), ...logContext }, 'advancing the sink fence');
-    const advance = await this.deps.sink.advanceFence(resource, token, this.deps.newGrantId());
+    const advance = await this.deps.sink.advanceFence({ resource, token, grantId: this.deps.newGrantId(), ownerId });
     if (advance.kind === 'regression') this.#table.noteSinkFence(resource, advance.fence);
     return advance;
   }

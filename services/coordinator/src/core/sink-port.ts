@@ -16,8 +16,17 @@ export type SinkAdvanceOutcome =
    */
   | { readonly kind: 'unavailable'; readonly sinkCode: string };
 
+/** One AdvanceFence: move `resource`'s fence to `token`, for the grant attempt `grantId` (F4), bound to `ownerId` (A5). */
+export interface FenceAdvance {
+  readonly resource: string;
+  readonly token: bigint;
+  readonly grantId: string;
+  /** The holder the token goes to; with auth on, the sink accepts writes under it from this identity only. */
+  readonly ownerId: string;
+}
+
 /** The sink as the coordinator uses it; implementations never throw for remote failures. */
 export interface SinkPort {
-  /** Asks the sink to move `resource`'s fence to `token`, identified by `grantId` (F4). Bounded in time. */
-  advanceFence(resource: string, token: bigint, grantId: string): Promise<SinkAdvanceOutcome>;
+  /** Asks the sink to make `advance.token` the fence, bound to `advance.ownerId` (F4, A5). Bounded in time. */
+  advanceFence(advance: FenceAdvance): Promise<SinkAdvanceOutcome>;
 }

@@ -1,7 +1,7 @@
 // An in-memory SinkPort that implements F4 faithfully (advance iff token >
 // fence, or the same grant_id already set this token; else FENCE_REGRESSION
 // with the fence). A unit-test double only: process tests use the real sink.
-import type { SinkAdvanceOutcome, SinkPort } from '../../src/core/sink-port.js';
+import type { FenceAdvance, SinkAdvanceOutcome, SinkPort } from '../../src/core/sink-port.js';
 
 /** F4 over Maps, with switches tests use to make the sink fail or stall. */
 export class MemorySink implements SinkPort {
@@ -10,20 +10,24 @@ export class MemorySink implements SinkPort {
   /** grant_id that set each resource's current fence (F4 idempotent retry). */
   readonly setBy = new Map<string, string>();
   /** Every AdvanceFence that moved a fence, in order. */
-  readonly advances: { resource: string; token: bigint; grantId: string }[] = [];
+  readonly advances: FenceAdvance[] = [];
+  /** Every AdvanceFence received (moved, retried, refused or failed), in order. */
+  readonly received: FenceAdvance[] = [];
   /** When set, every AdvanceFence answers unavailable with this gRPC code name. */
   down: string | null = null;
   /** Runs before each AdvanceFence is judged (tests use it to observe or interfere). */
   beforeAdvance: ((resource: string, token: bigint) => void | Promise<void>) | null = null;
 
-  async advanceFence(resource: string, token: bigint, grantId: string): Promise<SinkAdvanceOutcome> {
+  async advanceFence(advance: FenceAdvance): Promise<SinkAdvanceOutcome> {
+    const { resource, token, grantId } = advance;
+    this.received.push(advance);
     if (this.beforeAdvance) await this.beforeAdvance(resource, token);
     if (this.down) return { kind: 'unavailable', sinkCode: this.down };
     const fence = this.fence(resource);
     if (token > fence) {
       this.fences.set(resource, token);
       this.setBy.set(resource, grantId);
-      this.advances.push({ resource, token, grantId });
+      this.advances.push(advance);
       return { kind: 'advanced', fence: token };
     }
     if (token === fence && this.setBy.get(resource) === grantId) return { kind: 'advanced', fence };

@@ -97,6 +97,21 @@ describe('LevelDB backend writes', () => {
   // A process kill cannot reveal a missing fsync (the page cache survives
   // it), so the one thing that makes a batch durable is checked directly.
   it(
+    'A5: a fence stored before owners existed (fence, then grant_id) reads as bound to no one',
+    inTempDir(async (root) => {
+      const db = new Level<string, Buffer>(root, { keyEncoding: 'utf8', valueEncoding: 'buffer' });
+      try {
+        const old = Buffer.concat([Buffer.alloc(8), Buffer.from('grant-7', 'utf8')]);
+        old.writeBigUInt64BE(7n, 0);
+        await db.sublevel<string, Buffer>('fence', { keyEncoding: 'utf8', valueEncoding: 'buffer' }).put('r', old);
+        expect(await new LevelBackend(db).readFence('r')).toEqual({ fence: 7n, grantId: 'grant-7', ownerId: null });
+      } finally {
+        await db.close();
+      }
+    }),
+  );
+
+  it(
     'F6: every group-commit batch is one LevelDB batch written with sync: true',
     inTempDir(async (root) => {
       const db = new Level<string, Buffer>(root, { keyEncoding: 'utf8', valueEncoding: 'buffer' });
@@ -109,11 +124,11 @@ describe('LevelDB backend writes', () => {
       try {
         const backend = new LevelBackend(db);
         await backend.writeBatch([
-          { kind: 'fence', resource: 'r', record: { fence: 2n, grantId: 'g2' } },
+          { kind: 'fence', resource: 'r', record: { fence: 2n, grantId: 'g2', ownerId: 'worker-a' } },
           { kind: 'result', resource: 'r', resultId: 'x', result: { token: 2n, payload: new Uint8Array([1, 2]) } },
         ]);
         expect(calls).toEqual([{ ops: 2, sync: true }]);
-        expect(await backend.readFence('r')).toEqual({ fence: 2n, grantId: 'g2' });
+        expect(await backend.readFence('r')).toEqual({ fence: 2n, grantId: 'g2', ownerId: 'worker-a' });
         expect(await backend.readResult('r', 'x')).toEqual({ token: 2n, payload: Buffer.from([1, 2]) });
       } finally {
         await db.close();

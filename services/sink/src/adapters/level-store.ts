@@ -16,17 +16,28 @@ const binarySublevel = (db: Db, name: string) =>
 type Sublevel = ReturnType<typeof binarySublevel>;
 
 // Values are binary: 8-byte big-endian uint64, then the rest. Keys are
-// UTF-8: a fence's is its resource, a result's is core's resultKey.
+// UTF-8: a fence's is its resource, a result's is core's resultKey. A fence's
+// rest is its grant_id, then, only when it is bound to an owner (A5), a NUL
+// and the owner_id: a fence stored before A5 reads as bound to no one, and
+// an unbound fence is stored exactly as before (assertStorableFence keeps
+// NUL out of grant_id).
 function encodeFence(record: FenceRecord): Buffer {
-  const grantId = Buffer.from(record.grantId, 'utf8');
-  const value = Buffer.allocUnsafe(8 + grantId.length);
+  const rest = record.ownerId === null ? record.grantId : `${record.grantId}\u0000${record.ownerId}`;
+  const text = Buffer.from(rest, 'utf8');
+  const value = Buffer.allocUnsafe(8 + text.length);
   value.writeBigUInt64BE(record.fence, 0);
-  grantId.copy(value, 8);
+  text.copy(value, 8);
   return value;
 }
 
 function decodeFence(value: Buffer): FenceRecord {
-  return { fence: value.readBigUInt64BE(0), grantId: value.subarray(8).toString('utf8') };
+  const rest = value.subarray(8);
+  const end = rest.indexOf(0);
+  return {
+    fence: value.readBigUInt64BE(0),
+    grantId: rest.subarray(0, end === -1 ? rest.length : end).toString('utf8'),
+    ownerId: end === -1 ? null : rest.subarray(end + 1).toString('utf8'),
+  };
 }
 
 function encodeResult(result: StoredResult): Buffer {

@@ -11,10 +11,14 @@ import {
 const bytes = (text: string) => new TextEncoder().encode(text);
 const stored = (token: bigint, payload: string): StoredResult => ({ token, payload: bytes(payload) });
 
-describe('decideWrite (F1, F3)', () => {
+describe('decideWrite (F1, A5, F3)', () => {
   const cases: {
     name: string;
     fence: bigint;
+    /** The owner the fence is bound to (A5); none by default. */
+    owner?: string;
+    /** The caller's authenticated identity; auth off (null) by default. */
+    writer?: string;
     existing?: StoredResult;
     token: bigint;
     payload: string;
@@ -40,13 +44,6 @@ describe('decideWrite (F1, F3)', () => {
       token: 6n,
       payload: 'a',
       expected: { kind: 'not-issued', fence: 5n },
-    },
-    {
-      name: 'F1: a never-advanced resource (fence 0) issued no token',
-      fence: 0n,
-      token: 1n,
-      payload: 'a',
-      expected: { kind: 'not-issued', fence: 0n },
     },
     {
       name: 'F3: same result_id, same payload, valid token is REPLAYED',
@@ -119,15 +116,118 @@ describe('decideWrite (F1, F3)', () => {
       payload: 'a',
       expected: { kind: 'stale', fence: 2n ** 64n - 1n },
     },
+    {
+      name: 'A5: the owner the fence is bound to writes',
+      fence: 5n,
+      owner: 'worker-a',
+      writer: 'worker-a',
+      token: 5n,
+      payload: 'a',
+      expected: { kind: 'apply' },
+    },
+    {
+      name: "A5: another identity with the owner's token is OWNER_MISMATCH",
+      fence: 5n,
+      owner: 'worker-a',
+      writer: 'worker-b',
+      token: 5n,
+      payload: 'a',
+      expected: { kind: 'owner-mismatch', fence: 5n },
+    },
+    {
+      name: 'A5: the token check comes first: a stale token from another identity is STALE_TOKEN',
+      fence: 5n,
+      owner: 'worker-a',
+      writer: 'worker-b',
+      token: 4n,
+      payload: 'a',
+      expected: { kind: 'stale', fence: 5n },
+    },
+    {
+      name: 'A5: an invented token from another identity is TOKEN_NOT_ISSUED',
+      fence: 5n,
+      owner: 'worker-a',
+      writer: 'worker-b',
+      token: 6n,
+      payload: 'a',
+      expected: { kind: 'not-issued', fence: 5n },
+    },
+    {
+      name: "A5 before F3: another identity replaying the owner's result is OWNER_MISMATCH, not REPLAYED",
+      fence: 5n,
+      owner: 'worker-a',
+      writer: 'worker-b',
+      existing: stored(5n, 'a'),
+      token: 5n,
+      payload: 'a',
+      expected: { kind: 'owner-mismatch', fence: 5n },
+    },
+    {
+      name: 'A5 before F3: another identity with a conflicting payload is OWNER_MISMATCH, not RESULT_CONFLICT',
+      fence: 5n,
+      owner: 'worker-a',
+      writer: 'worker-b',
+      existing: stored(5n, 'a'),
+      token: 5n,
+      payload: 'b',
+      expected: { kind: 'owner-mismatch', fence: 5n },
+    },
+    {
+      name: "A5: the owner's replay is still REPLAYED",
+      fence: 5n,
+      owner: 'worker-a',
+      writer: 'worker-a',
+      existing: stored(5n, 'a'),
+      token: 5n,
+      payload: 'a',
+      expected: { kind: 'replayed' },
+    },
+    {
+      name: 'A5: a fence bound to no one (no owner_id, or stored before A5) admits any identity',
+      fence: 5n,
+      writer: 'worker-b',
+      token: 5n,
+      payload: 'a',
+      expected: { kind: 'apply' },
+    },
+    {
+      name: 'A5: with auth off (no identity) a bound fence checks no owner',
+      fence: 5n,
+      owner: 'worker-a',
+      token: 5n,
+      payload: 'a',
+      expected: { kind: 'apply' },
+    },
   ];
-  it.each(cases)('$name', ({ fence, existing, token, payload, expected }) => {
-    expect(decideWrite(fence, existing, { token, payload: bytes(payload) })).toEqual(expected);
+  it.each(cases)('$name', ({ fence, owner, writer, existing, token, payload, expected }) => {
+    const current: FenceRecord = { fence, grantId: `g${fence}`, ownerId: owner ?? null };
+    expect(decideWrite(current, existing, { token, payload: bytes(payload), writer: writer ?? null })).toEqual(
+      expected,
+    );
+  });
+
+  it('F1: a never-advanced resource (no fence record) issued no token', () => {
+    expect(decideWrite(undefined, undefined, { token: 1n, payload: bytes('a'), writer: 'worker-a' })).toEqual({
+      kind: 'not-issued',
+      fence: 0n,
+    });
   });
 });
 
 describe('decideAdvance (F4)', () => {
-  const at = (fence: bigint, grantId: string): FenceRecord => ({ fence, grantId });
-  const cases: { name: string; current?: FenceRecord; token: bigint; grantId: string; expected: AdvanceDecision }[] = [
+  const at = (fence: bigint, grantId: string, ownerId: string | null = null): FenceRecord => ({
+    fence,
+    grantId,
+    ownerId,
+  });
+  const cases: {
+    name: string;
+    current?: FenceRecord;
+    token: bigint;
+    grantId: string;
+    ownerId?: string;
+    expected: AdvanceDecision;
+  }[] = [
     {
       name: 'the first advance of a resource moves the fence',
       token: 1n,
@@ -176,8 +276,31 @@ describe('decideAdvance (F4)', () => {
       grantId: 'g3',
       expected: { kind: 'regression', fence: 3n },
     },
+    {
+      name: 'the same grant retried for its owner is an idempotent retry (A5)',
+      current: at(3n, 'g3', 'worker-a'),
+      token: 3n,
+      grantId: 'g3',
+      ownerId: 'worker-a',
+      expected: { kind: 'retry-same-grant' },
+    },
+    {
+      name: 'the same grant_id for another owner is FENCE_REGRESSION: it cannot rebind the fence (A5)',
+      current: at(3n, 'g3', 'worker-a'),
+      token: 3n,
+      grantId: 'g3',
+      ownerId: 'worker-b',
+      expected: { kind: 'regression', fence: 3n },
+    },
+    {
+      name: 'the same grant_id without the owner it bound is FENCE_REGRESSION (A5)',
+      current: at(3n, 'g3', 'worker-a'),
+      token: 3n,
+      grantId: 'g3',
+      expected: { kind: 'regression', fence: 3n },
+    },
   ];
-  it.each(cases)('$name', ({ current, token, grantId, expected }) => {
-    expect(decideAdvance(current, { token, grantId })).toEqual(expected);
+  it.each(cases)('$name', ({ current, token, grantId, ownerId, expected }) => {
+    expect(decideAdvance(current, { token, grantId, ownerId: ownerId ?? null })).toEqual(expected);
   });
 });

@@ -9,7 +9,7 @@ import { StoreFailedError, type StoreOp } from './store.js';
 const fenceOp = (resource: string, fence: bigint): StoreOp => ({
   kind: 'fence',
   resource,
-  record: { fence, grantId: `g${fence}` },
+  record: { fence, grantId: `g${fence}`, ownerId: null },
 });
 const resultOp = (resource: string, resultId: string, token = 1n): StoreOp => ({
   kind: 'result',
@@ -165,6 +165,14 @@ describe('GroupCommitStore', () => {
     // The store is not failed by a bug in one call.
     await store.commit([fenceOp('r', 2n)]);
     expect((await store.durableFence('r'))?.fence).toBe(2n);
+  });
+
+  it('F2: a commit with a fence that cannot be stored unambiguously (NUL in grant_id) stores none of its ops', async () => {
+    const { store } = memoryStore();
+    const bad: StoreOp = { kind: 'fence', resource: 'q', record: { fence: 1n, grantId: 'g\u0000x', ownerId: 'a' } };
+    await expect(store.commit([fenceOp('r', 1n), bad])).rejects.toBeInstanceOf(TypeError);
+    expect(await store.fence('r')).toBeUndefined();
+    expect(store.stats).toMatchObject({ commits: 0, pending: 0, batches: 0 });
   });
 
   it('a throwing onBatchDurable hook neither stalls nor fails the pipeline', async () => {

@@ -4,7 +4,7 @@
 // once, so a decision taken under a resource lock sees every earlier one even
 // before it is durable.
 import type { FenceRecord, StoredResult } from './fence-policy.js';
-import { StoreFailedError, resultKey, type SinkStore, type StoreOp } from './store.js';
+import { StoreFailedError, assertStorableFence, resultKey, type SinkStore, type StoreOp } from './store.js';
 
 /** Durable storage underneath a GroupCommitStore (LevelDB, or memory in tests). */
 export interface DurableBackend {
@@ -50,8 +50,11 @@ interface Pending {
 // from every result key, whatever the resource holds.
 const fenceKey = (resource: string) => `f${resource}`;
 const overlayResultKey = (resource: string, resultId: string) => `r${resultKey(resource, resultId)}`;
-const opKey = (op: StoreOp) =>
-  op.kind === 'fence' ? fenceKey(op.resource) : overlayResultKey(op.resource, op.resultId);
+function opKey(op: StoreOp): string {
+  if (op.kind === 'result') return overlayResultKey(op.resource, op.resultId);
+  assertStorableFence(op.record);
+  return fenceKey(op.resource);
+}
 
 function newBatch(): Batch {
   let resolve!: () => void;
@@ -112,8 +115,8 @@ export class GroupCommitStore implements SinkStore {
     let keys: string[];
     try {
       this.#check();
-      // Every key first: an op that cannot be keyed must not leave the
-      // ops before it committed (all of one commit or none, F2).
+      // Every key first: an op that cannot be keyed or stored must not
+      // leave the ops before it committed (all of one commit or none, F2).
       keys = ops.map(opKey);
     } catch (error) {
       return Promise.reject(error);

@@ -6,19 +6,24 @@ import { KeyedLock } from '@fencer/common';
 import { decideAdvance, decideWrite } from './fence-policy.js';
 import type { SinkStore, StoreOp } from './store.js';
 
-/** A validated Write (V1/V2 already checked): token > 0, ids well-formed. */
+/**
+ * A validated Write (V1/V2 already checked): token > 0, ids well-formed.
+ * `writer` is the caller's authenticated identity, null when auth is off (A5).
+ */
 export interface WriteCommand {
   readonly resource: string;
   readonly token: bigint;
   readonly resultId: string;
   readonly payload: Uint8Array;
+  readonly writer: string | null;
 }
 
-/** A validated AdvanceFence: token > 0. */
+/** A validated AdvanceFence: token > 0; `ownerId` is the holder the fence is granted to, null for none (A5). */
 export interface AdvanceCommand {
   readonly resource: string;
   readonly token: bigint;
   readonly grantId: string;
+  readonly ownerId: string | null;
 }
 
 /** The answer to a Write; `fence` is the resource's fence when it was decided. */
@@ -27,6 +32,7 @@ export type WriteOutcome =
   | { readonly kind: 'replayed'; readonly fence: bigint }
   | { readonly kind: 'stale'; readonly fence: bigint }
   | { readonly kind: 'not-issued'; readonly fence: bigint }
+  | { readonly kind: 'owner-mismatch'; readonly fence: bigint }
   | { readonly kind: 'conflict'; readonly fence: bigint };
 
 /** The answer to an AdvanceFence; on success `fence` equals the requested token. */
@@ -65,12 +71,13 @@ export class SinkEngine {
     return this.#lock.activeKeys;
   }
 
-  /** F1–F3, F6: stores the result iff token == fence, idempotently on result_id. */
+  /** F1–F3, A5, F6: stores the result iff token == fence and the writer is its owner, idempotently on result_id. */
   write(command: WriteCommand): Promise<WriteOutcome> {
     return this.#serialized(command.resource, async (): Promise<Decided<WriteOutcome>> => {
-      const fence = (await this.store.fence(command.resource))?.fence ?? 0n;
+      const current = await this.store.fence(command.resource);
+      const fence = current?.fence ?? 0n;
       const existing = await this.store.result(command.resource, command.resultId);
-      const decision = decideWrite(fence, existing, command);
+      const decision = decideWrite(current, existing, command);
       switch (decision.kind) {
         case 'apply': {
           const op: StoreOp = {
@@ -88,6 +95,7 @@ export class SinkEngine {
           return { outcome: { kind: decision.kind, fence }, durable: this.store.settled() };
         case 'stale':
         case 'not-issued':
+        case 'owner-mismatch':
           return { outcome: { kind: decision.kind, fence: decision.fence }, durable: this.store.settled() };
       }
     });
@@ -103,7 +111,7 @@ export class SinkEngine {
           const op: StoreOp = {
             kind: 'fence',
             resource: command.resource,
-            record: { fence: command.token, grantId: command.grantId },
+            record: { fence: command.token, grantId: command.grantId, ownerId: command.ownerId },
           };
           return { outcome: { kind: 'advanced', fence: command.token }, durable: this.store.commit([op]) };
         }

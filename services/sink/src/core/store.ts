@@ -49,6 +49,17 @@ export function resultKey(resource: string, resultId: string): string {
   return `${resource}\u0000${resultId}`;
 }
 
+/**
+ * Throws TypeError unless `record` can be stored unambiguously: on disk a NUL
+ * ends grant_id when an owner follows (A5), which is sound only because V2
+ * forbids control characters in grant_id. A NUL here is a bug; the store
+ * checks before committing, so it never reaches a batch.
+ */
+export function assertStorableFence(record: FenceRecord): void {
+  if (record.grantId.includes('\u0000'))
+    throw new TypeError('a grant_id containing NUL reached the store (V2 forbids it)');
+}
+
 /** The store hit an I/O error (or is closed); nothing it holds in memory may be answered from. */
 export class StoreFailedError extends Error {
   override name = 'StoreFailedError';

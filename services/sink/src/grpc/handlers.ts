@@ -37,18 +37,22 @@ export function sinkHandlers(
       const resource = check.id('resource', request.resource);
       const token = check.positive('token', request.token);
       const grantId = check.id('grant_id', request.grant_id);
+      // A5: absent (an --insecure deployment, a client of the old contract) binds no identity.
+      const ownerId = request.owner_id === '' ? null : check.id('owner_id', request.owner_id);
       check.done();
-      const outcome = await engine.advanceFence({ resource, token, grantId }).catch(rethrowStoreFailure);
+      const outcome = await engine.advanceFence({ resource, token, grantId, ownerId }).catch(rethrowStoreFailure);
       return advanceResponseOrThrow(outcome, resource);
     }),
-    Write: unary('Write', SINK_ROLES.Write, async (request) => {
+    Write: unary('Write', SINK_ROLES.Write, async (request, { principal }) => {
       const check = new RequestCheck(limits);
       const resource = check.id('resource', request.resource);
       const token = check.positive('token', request.token);
       const resultId = check.id('result_id', request.result_id);
       const payload = check.payload('payload', request.payload);
       check.done();
-      const outcome = await engine.write({ resource, token, resultId, payload }).catch(rethrowStoreFailure);
+      const outcome = await engine
+        .write({ resource, token, resultId, payload, writer: principal.identity })
+        .catch(rethrowStoreFailure);
       return writeResponseOrThrow(outcome, resource);
     }),
     Read: unary('Read', SINK_ROLES.Read, async (request) => {

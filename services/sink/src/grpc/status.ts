@@ -6,7 +6,7 @@ import type { AdvanceFenceResponse, ReadResponse, WriteResponse } from '@fencer/
 import type { AdvanceOutcome, ReadOutcome, WriteOutcome } from '../core/sink-engine.js';
 import { StoreFailedError } from '../core/store.js';
 
-/** APPLIED/REPLAYED become a response; STALE_TOKEN, TOKEN_NOT_ISSUED, RESULT_CONFLICT are thrown as Failure. */
+/** APPLIED/REPLAYED become a response; STALE_TOKEN, TOKEN_NOT_ISSUED, OWNER_MISMATCH, RESULT_CONFLICT are thrown as Failure. */
 export function writeResponseOrThrow(outcome: WriteOutcome, resource: string): WriteResponse {
   switch (outcome.kind) {
     case 'applied':
@@ -23,6 +23,13 @@ export function writeResponseOrThrow(outcome: WriteOutcome, resource: string): W
       throw new Failure(
         'TOKEN_NOT_ISSUED',
         `token is above the fence ${outcome.fence} of ${resource}: it was never issued`,
+        { fence: outcome.fence.toString() },
+      );
+    case 'owner-mismatch':
+      // The owner's identity is not told: the caller has no business with it.
+      throw new Failure(
+        'OWNER_MISMATCH',
+        `the fence ${outcome.fence} of ${resource} was granted to another owner: a token is not a capability (A5)`,
         { fence: outcome.fence.toString() },
       );
     case 'conflict':

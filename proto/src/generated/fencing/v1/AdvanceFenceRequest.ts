@@ -10,6 +10,12 @@ export interface AdvanceFenceRequest {
    * advance idempotently.
    */
   'grant_id'?: (string);
+  /**
+   * The holder the fence is granted to (A5): with auth on, the sink accepts
+   * a Write under this fence only from this identity (else PERMISSION_DENIED
+   * / OWNER_MISMATCH). Empty binds no identity (--insecure, old clients).
+   */
+  'owner_id'?: (string);
 }
 
 export interface AdvanceFenceRequest__Output {
@@ -20,4 +26,10 @@ export interface AdvanceFenceRequest__Output {
    * advance idempotently.
    */
   'grant_id': (string);
+  /**
+   * The holder the fence is granted to (A5): with auth on, the sink accepts
+   * a Write under this fence only from this identity (else PERMISSION_DENIED
+   * / OWNER_MISMATCH). Empty binds no identity (--insecure, old clients).
+   */
+  'owner_id': (string);
 }

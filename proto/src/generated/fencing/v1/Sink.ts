@@ -16,7 +16,8 @@ export interface SinkClient extends grpc.Client {
    * Moves the resource's fence to `token` (F4). Coordinator credential only (A1).
    * Succeeds if token > fence, or if the same grant_id already set this token.
    * Otherwise FAILED_PRECONDITION / FENCE_REGRESSION with the current fence.
-   * Answered only once the new fence is durable (F6).
+   * The fence is stored bound to owner_id (A5). Answered only once the new
+   * fence is durable (F6).
    */
   AdvanceFence(argument: _fencing_v1_AdvanceFenceRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_AdvanceFenceResponse__Output>): grpc.ClientUnaryCall;
   AdvanceFence(argument: _fencing_v1_AdvanceFenceRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencing_v1_AdvanceFenceResponse__Output>): grpc.ClientUnaryCall;
@@ -26,7 +27,8 @@ export interface SinkClient extends grpc.Client {
    * Moves the resource's fence to `token` (F4). Coordinator credential only (A1).
    * Succeeds if token > fence, or if the same grant_id already set this token.
    * Otherwise FAILED_PRECONDITION / FENCE_REGRESSION with the current fence.
-   * Answered only once the new fence is durable (F6).
+   * The fence is stored bound to owner_id (A5). Answered only once the new
+   * fence is durable (F6).
    */
   advanceFence(argument: _fencing_v1_AdvanceFenceRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_AdvanceFenceResponse__Output>): grpc.ClientUnaryCall;
   advanceFence(argument: _fencing_v1_AdvanceFenceRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencing_v1_AdvanceFenceResponse__Output>): grpc.ClientUnaryCall;
@@ -64,7 +66,8 @@ export interface SinkClient extends grpc.Client {
   read(argument: _fencing_v1_ReadRequest, callback: grpc.requestCallback<_fencing_v1_ReadResponse__Output>): grpc.ClientUnaryCall;
   
   /**
-   * Stores a result if and only if token == fence[resource] (F1), atomically
+   * Stores a result if and only if token == fence[resource] (F1) and, with
+   * auth on, the caller is the owner the fence is bound to (A5), atomically
    * with the check (F2), idempotently on (resource, result_id) (F3), and
    * durably before answering (F6).
    */
@@ -73,7 +76,8 @@ export interface SinkClient extends grpc.Client {
   Write(argument: _fencing_v1_WriteRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_WriteResponse__Output>): grpc.ClientUnaryCall;
   Write(argument: _fencing_v1_WriteRequest, callback: grpc.requestCallback<_fencing_v1_WriteResponse__Output>): grpc.ClientUnaryCall;
   /**
-   * Stores a result if and only if token == fence[resource] (F1), atomically
+   * Stores a result if and only if token == fence[resource] (F1) and, with
+   * auth on, the caller is the owner the fence is bound to (A5), atomically
    * with the check (F2), idempotently on (resource, result_id) (F3), and
    * durably before answering (F6).
    */
@@ -89,7 +93,8 @@ export interface SinkHandlers extends grpc.UntypedServiceImplementation {
    * Moves the resource's fence to `token` (F4). Coordinator credential only (A1).
    * Succeeds if token > fence, or if the same grant_id already set this token.
    * Otherwise FAILED_PRECONDITION / FENCE_REGRESSION with the current fence.
-   * Answered only once the new fence is durable (F6).
+   * The fence is stored bound to owner_id (A5). Answered only once the new
+   * fence is durable (F6).
    */
   AdvanceFence: grpc.handleUnaryCall<_fencing_v1_AdvanceFenceRequest__Output, _fencing_v1_AdvanceFenceResponse>;
   
@@ -104,7 +109,8 @@ export interface SinkHandlers extends grpc.UntypedServiceImplementation {
   Read: grpc.handleUnaryCall<_fencing_v1_ReadRequest__Output, _fencing_v1_ReadResponse>;
   
   /**
-   * Stores a result if and only if token == fence[resource] (F1), atomically
+   * Stores a result if and only if token == fence[resource] (F1) and, with
+   * auth on, the caller is the owner the fence is bound to (A5), atomically
    * with the check (F2), idempotently on (resource, result_id) (F3), and
    * durably before answering (F6).
    */
