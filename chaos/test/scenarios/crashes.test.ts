@@ -15,7 +15,7 @@ import {
   type Operation,
   type Scenario,
 } from '../../src/index.js';
-import { acquire, scenario, scripted, write } from './helpers.js';
+import { acquire, connectFirst, scenario, scripted, write } from './helpers.js';
 
 const WORKERS = ['worker-a', 'worker-b', 'worker-c', 'worker-d'];
 const looping = (resource: string) => loopingWorkerArgs(resource, { ...DEFAULT_WORKLOAD, stepMs: 50 });
@@ -79,8 +79,7 @@ describe('crash scenarios', { timeout: 120_000 }, () => {
   it('8b. a coordinator restarted with its data still answers a replay (R3)', async () => {
     const s = await scenario('coord_replay');
     const b = await s.worker('worker-b', scripted('job', 10_000, 300));
-    b.send('describe');
-    await b.next('described');
+    await connectFirst(b);
     const heal = await s.inject(replyLoss(b.links.coordinator));
     b.send('acquire');
     const granted = await eventually(async () => (await s.admin.coordinator.describe('job')).lease, {

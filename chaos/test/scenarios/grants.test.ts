@@ -3,7 +3,7 @@
 // from the sink grants nothing, and after the heal exactly once (L3).
 import { describe, expect, it } from 'vitest';
 import { partition, replyLoss } from '../../src/index.js';
-import { scenario, scripted, write } from './helpers.js';
+import { connectFirst, scenario, scripted, write } from './helpers.js';
 
 // Many steps on real processes: a loaded machine makes each slower, never wrong.
 describe('grant scenarios', { timeout: 120_000 }, () => {
@@ -13,8 +13,7 @@ describe('grant scenarios', { timeout: 120_000 }, () => {
     // B's connection is up before replies start vanishing: a connection
     // opened under the toxic would never finish its HTTP/2 handshake, and
     // no request would reach the coordinator at all.
-    b.send('describe');
-    await b.next('described');
+    await connectFirst(b);
     const heal = await s.inject(replyLoss(b.links.coordinator));
     b.send('acquire');
     const deadline = performance.now() + 15_000;

@@ -41,3 +41,17 @@ export const scripted = (resource: string, ttlMs: number, callTimeoutMs = 500) =
   '--call-timeout-ms',
   String(callTimeoutMs),
 ];
+
+/**
+ * Opens a scripted worker's connection to the coordinator before a fault
+ * that would stop a new one from finishing its handshake: asks who holds
+ * the resource until an answer comes (a first call can time out while the
+ * connection is being set up on a loaded machine).
+ */
+export async function connectFirst(worker: ScenarioWorker): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    worker.send('describe');
+    if ((await worker.next(['described', 'refused'])).event === 'described') return;
+    if (attempt === 10) throw new Error(`worker ${worker.owner} could not reach the coordinator`);
+  }
+}
