@@ -71,6 +71,7 @@ export class Scenario {
   readonly #proxies: string[] = [];
   readonly #active = new Set<Nemesis>();
   readonly #workerExits: string[] = [];
+  readonly #killed = new Set<WorkerProcess>();
   #stopping = false;
 
   private constructor(name: string, cluster: Cluster) {
@@ -152,12 +153,22 @@ export class Scenario {
     });
     this.#workers.push(worker);
     void started.exited.then(({ code, signal }) => {
-      if (!this.#stopping)
+      if (!this.#stopping && !this.#killed.has(started))
         this.#workerExits.push(
           `${owner} exited (code ${code}, signal ${signal}): ${started.stderr().trim().slice(-500)}`,
         );
     });
     return worker;
+  }
+
+  /**
+   * SIGKILLs a worker on purpose: the calls it had in flight stay unknown
+   * to the history, and its exit is not reported as a death.
+   */
+  async killWorker(worker: ScenarioWorker): Promise<void> {
+    this.#killed.add(worker);
+    worker.child.kill('SIGKILL');
+    await worker.exited;
   }
 
   /** A link of the cluster itself (the coordinator's to the sink, say). */
