@@ -12,11 +12,10 @@ import {
   type Role,
 } from './auth.js';
 import { hostPort } from './cli-options.js';
+import { ConfigError } from './config-error.js';
+import { tlsOptions } from './tls-config.js';
 
-/** A configuration the operator must fix; the message is one line. */
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export { ConfigError };
 
 /** How callers are authenticated: a credentials file (A2), or explicitly not at all. */
 export type ServerAuth =
@@ -70,7 +69,8 @@ export function authenticatorFor(auth: ServerAuth): Authenticator {
 
 /**
  * The options every server shares, each also settable as `<envPrefix>_<NAME>`:
- * --listen, --data, --credentials, --insecure, --metrics.
+ * --listen, --data, --credentials, --insecure, --tls-cert, --tls-key,
+ * --tls-ca (read with serverTls), --metrics.
  */
 export function serverOptions(envPrefix: string, defaults: { listen: string; data: string }): Option[] {
   return [
@@ -87,6 +87,7 @@ export function serverOptions(envPrefix: string, defaults: { listen: string; dat
     new Option('--insecure', 'accept every caller without authentication (explicit opt-out of A1/A2)').env(
       `${envPrefix}_INSECURE`,
     ),
+    ...tlsOptions('server', envPrefix),
     new Option('--metrics <host:port>', 'serve Prometheus /metrics here')
       .env(`${envPrefix}_METRICS`)
       .argParser(hostPort),

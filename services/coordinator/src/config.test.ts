@@ -49,6 +49,7 @@ describe('coordinator configuration', () => {
       sink: '127.0.0.1:50051',
       sinkToken: null,
       auth: { kind: 'insecure' },
+      tls: null,
       fenceOnExpiry: false,
       requestRetentionMs: 3_600_000,
       sinkDeadlineMs: 2_000,

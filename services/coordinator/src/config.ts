@@ -10,7 +10,10 @@ import {
   positiveInteger,
   serverAuth,
   serverOptions,
+  serverTls,
   type ServerAuth,
+  type ServerTls,
+  type TlsFlags,
 } from '@fencer/server-kit';
 
 export { ConfigError };
@@ -36,6 +39,8 @@ export interface CoordinatorConfig {
   readonly sinkToken: string | null;
   /** How callers are authenticated: a credentials file, or explicitly --insecure. */
   readonly auth: CoordinatorAuth;
+  /** TLS (--tls-cert/--tls-key), mutual with --tls-ca; null: plaintext. */
+  readonly tls: ServerTls | null;
   /** L8: advance the fence past leases that expire with no successor. */
   readonly fenceOnExpiry: boolean;
   /** R3: how long request records are kept, in ms (default one hour). */
@@ -46,7 +51,7 @@ export interface CoordinatorConfig {
   readonly metrics: string | undefined;
 }
 
-interface RawOptions {
+interface RawOptions extends TlsFlags {
   listen: string;
   data: string;
   sink: string;
@@ -73,6 +78,7 @@ export function coordinatorConfig(options: RawOptions): CoordinatorConfig {
     sink: options.sink,
     sinkToken: options.sinkTokenFile === undefined ? null : readSinkToken(options.sinkTokenFile),
     auth,
+    tls: serverTls(options),
     fenceOnExpiry: options.fenceOnExpiry === true,
     requestRetentionMs: options.requestRetentionMs,
     sinkDeadlineMs: options.sinkDeadlineMs,

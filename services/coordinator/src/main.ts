@@ -82,6 +82,7 @@ export async function startCoordinator(
     server = await startGrpcServer({
       serviceName: SERVICE_NAMES.coordinator,
       listen: config.listen,
+      tls: config.tls,
       register: (s) =>
         s.addService(
           fencing.Coordinator.service,

@@ -83,6 +83,7 @@ describe('sink flags', () => {
       listen: '127.0.0.1:50051',
       dataDir: './data/sink',
       auth: { kind: 'insecure' },
+      tls: null,
       maxPayloadBytes: 1024 * 1024,
       metrics: undefined,
     });

@@ -8,7 +8,10 @@ import {
   positiveInteger,
   serverAuth,
   serverOptions,
+  serverTls,
   type ServerAuth,
+  type ServerTls,
+  type TlsFlags,
 } from '@fencer/server-kit';
 
 export { ConfigError };
@@ -26,6 +29,8 @@ export interface SinkConfig {
   /** LevelDB directory, created when missing. */
   readonly dataDir: string;
   readonly auth: SinkAuth;
+  /** TLS (--tls-cert/--tls-key), mutual with --tls-ca; null: plaintext. */
+  readonly tls: ServerTls | null;
   /** V2 payload limit in bytes (default 1 MiB). */
   readonly maxPayloadBytes: number;
   /** HOST:PORT for Prometheus /metrics, or undefined for none. */
@@ -33,7 +38,7 @@ export interface SinkConfig {
 }
 
 /** Flag values as commander parses them (also what `sinkConfig` takes in-process). */
-export interface SinkOptions {
+export interface SinkOptions extends TlsFlags {
   listen: string;
   data: string;
   credentials?: string;
@@ -53,6 +58,7 @@ export function sinkConfig(options: SinkOptions): SinkConfig {
     listen: options.listen,
     dataDir: options.data,
     auth,
+    tls: serverTls(options),
     maxPayloadBytes: options.maxPayloadBytes,
     metrics: options.metrics,
   });
