@@ -3,7 +3,7 @@
 // --insecure), metrics, and strict parsing of boolean environment variables.
 import { Command, Option } from 'commander';
 import {
-  bearerAuthenticator,
+  credentialsAuthenticator,
   CredentialsError,
   insecureAuthenticator,
   readCredentialsFile,
@@ -64,7 +64,7 @@ export function serverAuth(options: AuthOptions, rule: { requiredRole?: Role; wh
 
 /** The authenticator a resolved ServerAuth calls for. */
 export function authenticatorFor(auth: ServerAuth): Authenticator {
-  return auth.kind === 'insecure' ? insecureAuthenticator : bearerAuthenticator(auth.credentials);
+  return auth.kind === 'insecure' ? insecureAuthenticator : credentialsAuthenticator(auth.credentials);
 }
 
 /**

@@ -38,7 +38,7 @@ export function tlsOptions(side: 'server' | 'client', envPrefix: string, prefix 
       ? {
           cert: 'PEM certificate chain to serve TLS with (with --tls-key)',
           key: 'PEM private key of --tls-cert',
-          ca: 'PEM CA: require client certificates it signed (mutual TLS)',
+          ca: "PEM CA: require client certificates it signed (mutual TLS; a certificate's CN may stand for a bearer token, A2)",
         }
       : {
           cert: `PEM client certificate, for a server that requires one (with --${prefix}tls-key)`,

@@ -1,7 +1,8 @@
 // TLS and mutual TLS on real `fencer sink` processes, with certificates made
 // at test time: a plaintext client cannot talk to a TLS sink; with --tls-ca
 // the handshake refuses clients without a certificate the CA signed and in
-// date.
+// date; a verified certificate whose CN is a credentials identity stands in
+// for a bearer token (A2), and a bearer token still wins.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -104,6 +105,26 @@ describe('mutual TLS (--tls-ca)', () => {
     }
     const valid = connect(mutualSink, TOKENS.alice, { ca: ca.cert, ...ca.issueClient('alice') });
     expect(await valid.getFence('x')).toEqual({ fence: '0' });
+  });
+
+  it("a certificate whose CN is a credentials identity authenticates without a token, in that identity's role", async () => {
+    const resource = fresh('mutual');
+    const coordinator = connect(mutualSink, undefined, { ca: ca.cert, ...ca.issueClient('coordinator') });
+    const alice = connect(mutualSink, undefined, { ca: ca.cert, ...ca.issueClient('alice') });
+    expect(await coordinator.advance({ resource, token: '1', grant_id: 'g1' })).toEqual({ fence: '1' });
+    const written = await alice.write({ resource, token: '1', result_id: 'r', payload: Buffer.from('x') });
+    expect(written).toEqual({ outcome: 'APPLIED', fence: '1' });
+    // The role is the file's, not the certificate's: alice is a worker (A4).
+    const denied = await failureOf(alice.advance({ resource, token: '2', grant_id: 'g2' }));
+    expect(denied.code).toBe(CODE.PERMISSION_DENIED);
+  });
+
+  it('a certificate whose CN is not in the credentials file is UNAUTHENTICATED; a bearer token wins over it', async () => {
+    const mallory = ca.issueClient('mallory');
+    const anonymous = connect(mutualSink, undefined, { ca: ca.cert, ...mallory });
+    expect((await failureOf(anonymous.getFence('any'))).code).toBe(CODE.UNAUTHENTICATED);
+    const withToken = connect(mutualSink, TOKENS.alice, { ca: ca.cert, ...mallory });
+    expect(await withToken.getFence('any')).toEqual({ fence: '0' });
   });
 });
 
