@@ -3,7 +3,9 @@
 // --insecure is given explicitly (A2).
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
+import type { ClientTls } from '@fencer/proto';
 import {
+  clientTls,
   ConfigError,
   configuredCommand,
   hostPort,
@@ -11,6 +13,7 @@ import {
   serverAuth,
   serverOptions,
   serverTls,
+  tlsOptions,
   type ServerAuth,
   type ServerTls,
   type TlsFlags,
@@ -37,6 +40,8 @@ export interface CoordinatorConfig {
   readonly sink: string;
   /** The coordinator's bearer token for the sink (A1), or null when the sink runs --insecure. */
   readonly sinkToken: string | null;
+  /** TLS to the sink (--sink-tls-ca, and --sink-tls-cert/-key for mutual TLS); undefined: plaintext. */
+  readonly sinkTls: ClientTls | undefined;
   /** How callers are authenticated: a credentials file, or explicitly --insecure. */
   readonly auth: CoordinatorAuth;
   /** TLS (--tls-cert/--tls-key), mutual with --tls-ca; null: plaintext. */
@@ -56,6 +61,9 @@ interface RawOptions extends TlsFlags {
   data: string;
   sink: string;
   sinkTokenFile?: string;
+  sinkTlsCert?: string;
+  sinkTlsKey?: string;
+  sinkTlsCa?: string;
   credentials?: string;
   insecure?: boolean;
   fenceOnExpiry?: boolean;
@@ -77,6 +85,7 @@ export function coordinatorConfig(options: RawOptions): CoordinatorConfig {
     dataDir: options.data,
     sink: options.sink,
     sinkToken: options.sinkTokenFile === undefined ? null : readSinkToken(options.sinkTokenFile),
+    sinkTls: clientTls({ tlsCert: options.sinkTlsCert, tlsKey: options.sinkTlsKey, tlsCa: options.sinkTlsCa }, 'sink-'),
     auth,
     tls: serverTls(options),
     fenceOnExpiry: options.fenceOnExpiry === true,
@@ -119,6 +128,7 @@ export function buildCoordinatorCommand(run: (config: CoordinatorConfig) => Prom
       new Option('--sink-token-file <file>', "file holding the coordinator's bearer token for the sink").env(
         'FENCER_COORDINATOR_SINK_TOKEN_FILE',
       ),
+      ...tlsOptions('client', 'FENCER_COORDINATOR', 'sink-'),
       new Option('--fence-on-expiry', 'advance the fence when a lease expires with no successor (L8)').env(
         'FENCER_COORDINATOR_FENCE_ON_EXPIRY',
       ),
