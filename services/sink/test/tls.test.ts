@@ -88,6 +88,13 @@ describe('TLS (--tls-cert, --tls-key)', () => {
     const client = connect(tlsSink, undefined, { ca: ca.cert, ...ca.issueClient('alice') });
     expect((await failureOf(client.getFence('any'))).code).toBe(CODE.UNAUTHENTICATED);
   });
+
+  it('fencer health --tls-ca reports SERVING; without it the check fails', async () => {
+    const health = await runFencer(['health', '--tls-ca', ca.cert, '--timeout-ms', '5000', tlsSink.address]);
+    expect([health.code, health.stderr]).toEqual([0, '']);
+    const plaintext = await runFencer(['health', '--timeout-ms', '5000', tlsSink.address]);
+    expect(plaintext.code).toBe(1);
+  });
 });
 
 describe('mutual TLS (--tls-ca)', () => {
