@@ -9,6 +9,18 @@ import { demoCommand } from '@fencer/demo';
 import { workerCommand } from '@fencer/worker';
 import { clusterCommand } from './cluster.js';
 
+// grpc-js sends an IP target (127.0.0.1:PORT) as the TLS ServerName
+// (grpc/grpc-node#1919), and Node answers with a one-time DEP0123 warning on
+// stderr of every TLS client of an IP: noise on `fencer health` and every
+// worker's output. The server's certificate is still checked against its IP
+// SAN, so only this one warning is dropped; every other still prints.
+for (const print of process.listeners('warning')) {
+  process.off('warning', print);
+  process.on('warning', (warning: Error & { code?: string }) => {
+    if (warning.code !== 'DEP0123') print(warning);
+  });
+}
+
 const program = new Command('fencer')
   .description('Leases with fencing tokens: a coordinator that grants them and a sink that enforces them')
   .version('0.1.0')

@@ -5,6 +5,7 @@
 import * as grpc from '@grpc/grpc-js';
 import {
   bearer,
+  channelCredentials,
   fencing,
   unaryCall,
   type CoordinatorClient,
@@ -24,17 +25,12 @@ import {
   type ReadResponse__Output,
   type GetFenceRequest,
   type GetFenceResponse__Output,
+  type ClientTls,
 } from '@fencer/proto';
 import { toFencerError, type FencerError } from './errors.js';
 
 /** TLS for a connection: the CA that signed the server's certificate, and a client certificate when the server asks for one. */
-export interface TlsOptions {
-  /** PEM; absent: the system's roots. */
-  readonly ca?: Buffer;
-  /** PEM client certificate and key, for servers that require client certificates. */
-  readonly cert?: Buffer;
-  readonly key?: Buffer;
-}
+export type TlsOptions = ClientTls;
 
 /** Every RPC a worker sends, by service. */
 export type CallMethod = 'Acquire' | 'Renew' | 'Release' | 'Describe' | 'Write' | 'Read' | 'GetFence';
@@ -105,10 +101,10 @@ abstract class Connection<Client extends grpc.Client> {
   ) {
     this.address = options.address;
     this.#options = options;
-    const credentials = options.tls
-      ? grpc.credentials.createSsl(options.tls.ca ?? null, options.tls.key ?? null, options.tls.cert ?? null)
-      : grpc.credentials.createInsecure();
-    this.client = new Client(options.address, credentials, { ...DEFAULT_CHANNEL_OPTIONS, ...options.channelOptions });
+    this.client = new Client(options.address, channelCredentials(options.tls), {
+      ...DEFAULT_CHANNEL_OPTIONS,
+      ...options.channelOptions,
+    });
   }
 
   /** Sends one call; rejects with a FencerError, never a raw grpc-js error. */

@@ -1,9 +1,10 @@
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { PeerCertificate } from 'node:tls';
 import { Metadata } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { authorize, bearerAuthenticator, CredentialsError, readCredentialsFile, requireOwner } from './auth.js';
+import { authorize, credentialsAuthenticator, CredentialsError, readCredentialsFile, requireOwner } from './auth.js';
 import { Failure } from './failure.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fencer-auth-'));
@@ -47,7 +48,7 @@ describe('credentials file (A2)', () => {
 });
 
 describe('bearer authentication and roles (A2, A3, A4)', () => {
-  const auth = bearerAuthenticator([
+  const auth = credentialsAuthenticator([
     { token: 'coordinator-token-0123', identity: 'coord', role: 'coordinator' },
     { token: 'worker-token-0123456789', identity: 'w1', role: 'worker' },
   ]);
@@ -89,5 +90,51 @@ describe('bearer authentication and roles (A2, A3, A4)', () => {
     const worker = auth.authenticate(withAuth('Bearer worker-token-0123456789'));
     expect(reasonOf(() => requireOwner(worker, 'w2'))).toBe('OWNER_MISMATCH');
     expect(reasonOf(() => requireOwner(worker, 'w1'))).toBe('none');
+  });
+});
+
+describe('client certificates in place of a bearer token (A2, mutual TLS)', () => {
+  const auth = credentialsAuthenticator([
+    { token: 'coordinator-token-0123', identity: 'coord', role: 'coordinator' },
+    { token: 'worker-token-0123456789', identity: 'w1', role: 'worker' },
+    { token: 'worker-token-again-0123', identity: 'w1', role: 'worker' },
+    { token: 'ops-worker-token-01234', identity: 'ops', role: 'worker' },
+    { token: 'ops-admin-token-012345', identity: 'ops', role: 'admin' },
+  ]);
+  // What grpc-js's getAuthContext() holds after a verified handshake (only the fields read here).
+  const peer = (subject: Record<string, unknown>) => ({
+    sslPeerCertificate: { subject, subjectaltname: 'DNS:w1' } as unknown as PeerCertificate,
+  });
+
+  it("takes the subject CN as the identity, with that identity's role", () => {
+    expect(auth.authenticate(withAuth(), peer({ CN: 'coord', O: 'fencer' }))).toEqual({
+      authenticated: true,
+      identity: 'coord',
+      role: 'coordinator',
+    });
+    // Listed twice with one role is still one role.
+    expect(auth.authenticate(withAuth(), peer({ CN: 'w1' }))).toMatchObject({ identity: 'w1', role: 'worker' });
+  });
+
+  it.each([
+    ['a CN not in the credentials file', { CN: 'mallory' }],
+    ['no CN (a SAN alone does not count)', { O: 'fencer' }],
+    ['two CNs', { CN: ['w1', 'coord'] }],
+    ['an identity listed with two roles', { CN: 'ops' }],
+  ])('refuses %s as UNAUTHENTICATED', (_name, subject) => {
+    expect(reasonOf(() => auth.authenticate(withAuth(), peer(subject)))).toBe('UNAUTHENTICATED');
+  });
+
+  it('a bearer token wins over the certificate, and a bad one is not rescued by it', () => {
+    expect(auth.authenticate(withAuth('Bearer worker-token-0123456789'), peer({ CN: 'coord' }))).toMatchObject({
+      identity: 'w1',
+    });
+    expect(reasonOf(() => auth.authenticate(withAuth('Bearer nope-nope-nope-nope'), peer({ CN: 'coord' })))).toBe(
+      'UNAUTHENTICATED',
+    );
+  });
+
+  it('without a verified certificate (plaintext, or TLS without --tls-ca) there is nothing to stand in', () => {
+    expect(reasonOf(() => auth.authenticate(withAuth(), {}))).toBe('UNAUTHENTICATED');
   });
 });

@@ -1,7 +1,9 @@
-// A1/A2/A4: bearer tokens from a credentials file map to (identity, role);
-// each RPC names the roles it admits. `--insecure` is an explicit choice.
+// A1/A2/A4: bearer tokens, or the verified client certificate of a mutual
+// TLS connection, map to (identity, role) by a credentials file; each RPC
+// names the roles it admits. `--insecure` is an explicit choice.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type { PeerCertificate } from 'node:tls';
 import type { Metadata } from '@grpc/grpc-js';
 import { Failure } from './failure.js';
 
@@ -17,10 +19,19 @@ export type Principal =
 
 const ANONYMOUS: Principal = Object.freeze({ authenticated: false, identity: null, role: null });
 
+/**
+ * What the transport proved about a caller: grpc-js's server-side
+ * `call.getAuthContext()`, which holds a peer certificate only when the TLS
+ * handshake verified it against the server's --tls-ca.
+ */
+export interface PeerAuth {
+  readonly sslPeerCertificate?: PeerCertificate | undefined;
+}
+
 /** Resolves and checks callers. Throws Failure UNAUTHENTICATED / PERMISSION_DENIED. */
 export interface Authenticator {
   readonly enabled: boolean;
-  authenticate(metadata: Metadata): Principal;
+  authenticate(metadata: Metadata, peer?: PeerAuth): Principal;
 }
 
 /** Auth off: every call is anonymous and every role check passes. */
@@ -77,33 +88,67 @@ export function readCredentialsFile(path: string): Credential[] {
 
 const digest = (token: string): Buffer => createHash('sha256').update(token).digest();
 
-/** Bearer-token authentication against a fixed set of credentials (A2). */
-export function bearerAuthenticator(credentials: readonly Credential[]): Authenticator {
+/**
+ * A2 against a fixed set of credentials. A bearer token, when one is sent,
+ * decides alone (a bad one is refused, never replaced by the certificate).
+ * Without one, a client certificate verified by mutual TLS stands in for it:
+ * its subject CN (SANs are not consulted) is looked up as an `identity` of
+ * the credentials, whose role it gets. A CN that is missing, repeated, not
+ * listed, or listed with two different roles is UNAUTHENTICATED.
+ */
+export function credentialsAuthenticator(credentials: readonly Credential[]): Authenticator {
   // Compare fixed-size digests in constant time so response timing does not
   // leak how much of a guessed token was right.
   const entries = credentials.map((c) => ({
     digest: digest(c.token),
     principal: Object.freeze({ authenticated: true as const, identity: c.identity, role: c.role }),
   }));
+  // A certificate names an identity, not a token: an identity listed with
+  // two roles gives it no one role to act in, so it maps to null.
+  const byIdentity = new Map<string, Principal | null>();
+  for (const { principal } of entries) {
+    const known = byIdentity.get(principal.identity);
+    byIdentity.set(principal.identity, known === undefined || known?.role === principal.role ? principal : null);
+  }
+  const byBearer = (headers: readonly unknown[]): Principal => {
+    // Two credentials (say a proxy's and the client's) name no one caller:
+    // picking either would let the order of headers choose the identity.
+    if (headers.length > 1)
+      throw new Failure('UNAUTHENTICATED', 'more than one "authorization" value (expected one "Bearer <token>")');
+    const header = headers[0];
+    const match = typeof header === 'string' ? /^\s*Bearer\s+(\S+)\s*$/i.exec(header) : null;
+    if (!match) throw new Failure('UNAUTHENTICATED', 'malformed "authorization" metadata (expected "Bearer <token>")');
+    const presented = digest(match[1]!);
+    let found: Principal | undefined;
+    for (const entry of entries) if (timingSafeEqual(entry.digest, presented)) found = entry.principal;
+    if (!found) throw new Failure('UNAUTHENTICATED', 'unknown bearer token');
+    return found;
+  };
+  const byCertificate = (certificate: PeerCertificate): Principal => {
+    // Node gives an array when the subject holds CN more than once.
+    const commonName: unknown = certificate.subject?.CN;
+    if (typeof commonName !== 'string' || commonName.length === 0)
+      throw new Failure('UNAUTHENTICATED', 'the client certificate has no single subject CN to take as identity');
+    const principal = byIdentity.get(commonName);
+    if (principal === undefined)
+      throw new Failure('UNAUTHENTICATED', "the client certificate's CN is not an identity of the credentials file");
+    if (principal === null)
+      throw new Failure(
+        'UNAUTHENTICATED',
+        "the client certificate's CN has more than one role in the credentials file; send a bearer token",
+      );
+    return principal;
+  };
   return Object.freeze({
     enabled: true,
-    authenticate(metadata: Metadata): Principal {
+    authenticate(metadata: Metadata, peer?: PeerAuth): Principal {
       const headers = metadata.get('authorization');
-      if (headers.length === 0)
-        throw new Failure('UNAUTHENTICATED', 'missing "authorization" metadata (expected "Bearer <token>")');
-      // Two credentials (say a proxy's and the client's) name no one caller:
-      // picking either would let the order of headers choose the identity.
-      if (headers.length > 1)
-        throw new Failure('UNAUTHENTICATED', 'more than one "authorization" value (expected one "Bearer <token>")');
-      const header = headers[0];
-      const match = typeof header === 'string' ? /^\s*Bearer\s+(\S+)\s*$/i.exec(header) : null;
-      if (!match)
-        throw new Failure('UNAUTHENTICATED', 'malformed "authorization" metadata (expected "Bearer <token>")');
-      const presented = digest(match[1]!);
-      let found: Principal | undefined;
-      for (const entry of entries) if (timingSafeEqual(entry.digest, presented)) found = entry.principal;
-      if (!found) throw new Failure('UNAUTHENTICATED', 'unknown bearer token');
-      return found;
+      if (headers.length > 0) return byBearer(headers);
+      if (peer?.sslPeerCertificate) return byCertificate(peer.sslPeerCertificate);
+      throw new Failure(
+        'UNAUTHENTICATED',
+        'missing "authorization" metadata (expected "Bearer <token>") and no client certificate',
+      );
     },
   });
 }

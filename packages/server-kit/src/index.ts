@@ -9,3 +9,4 @@ export * from './cli-options.js';
 export * from './lifecycle.js';
 export * from './server-config.js';
 export * from './level-db.js';
+export * from './tls-config.js';

@@ -3,7 +3,7 @@
 // --insecure), metrics, and strict parsing of boolean environment variables.
 import { Command, Option } from 'commander';
 import {
-  bearerAuthenticator,
+  credentialsAuthenticator,
   CredentialsError,
   insecureAuthenticator,
   readCredentialsFile,
@@ -12,11 +12,10 @@ import {
   type Role,
 } from './auth.js';
 import { hostPort } from './cli-options.js';
+import { ConfigError } from './config-error.js';
+import { tlsOptions } from './tls-config.js';
 
-/** A configuration the operator must fix; the message is one line. */
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export { ConfigError };
 
 /** How callers are authenticated: a credentials file (A2), or explicitly not at all. */
 export type ServerAuth =
@@ -65,12 +64,13 @@ export function serverAuth(options: AuthOptions, rule: { requiredRole?: Role; wh
 
 /** The authenticator a resolved ServerAuth calls for. */
 export function authenticatorFor(auth: ServerAuth): Authenticator {
-  return auth.kind === 'insecure' ? insecureAuthenticator : bearerAuthenticator(auth.credentials);
+  return auth.kind === 'insecure' ? insecureAuthenticator : credentialsAuthenticator(auth.credentials);
 }
 
 /**
  * The options every server shares, each also settable as `<envPrefix>_<NAME>`:
- * --listen, --data, --repair, --credentials, --insecure, --metrics.
+ * --listen, --data, --repair, --credentials, --insecure, --tls-cert, --tls-key,
+ * --tls-ca (read with serverTls), --metrics.
  */
 export function serverOptions(envPrefix: string, defaults: { listen: string; data: string }): Option[] {
   return [
@@ -91,6 +91,7 @@ export function serverOptions(envPrefix: string, defaults: { listen: string; dat
     new Option('--insecure', 'accept every caller without authentication (explicit opt-out of A1/A2)').env(
       `${envPrefix}_INSECURE`,
     ),
+    ...tlsOptions('server', envPrefix),
     new Option('--metrics <host:port>', 'serve Prometheus /metrics here')
       .env(`${envPrefix}_METRICS`)
       .argParser(hostPort),

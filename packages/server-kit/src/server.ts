@@ -9,6 +9,7 @@ import { LOADER_OPTIONS, reflectionFiles } from '@fencer/proto';
 import { joinHostPort, listenAddress } from './cli-options.js';
 import type { Logger } from './log.js';
 import { StartupError } from './startup-error.js';
+import type { ServerTls } from './tls-config.js';
 
 export { StartupError };
 
@@ -22,6 +23,8 @@ export interface ServerSpec {
   readonly listen: string;
   /** Adds the protocol service's handlers to the server. */
   readonly register: (server: grpc.Server) => void;
+  /** TLS, and mutual TLS when it names a client CA (A2); absent or null: plaintext. */
+  readonly tls?: ServerTls | null;
   /** Must stay well above the payload limit (V2), so oversize payloads get INVALID_ARGUMENT. */
   readonly maxReceiveMessageBytes: number;
   readonly log: Logger;
@@ -80,7 +83,7 @@ export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> 
   let port: number;
   try {
     port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(spec.listen, grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      server.bindAsync(spec.listen, serverCredentials(spec.tls ?? null), (error, bound) =>
         error ? reject(error) : resolve(bound),
       ),
     );
@@ -91,7 +94,7 @@ export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> 
   health.setStatus('', 'SERVING');
   health.setStatus(spec.serviceName, 'SERVING');
   const address = joinHostPort(host, port);
-  spec.log.info({ address }, 'listening');
+  spec.log.info({ address, tls: !spec.tls ? 'off' : spec.tls.clientCa ? 'mutual' : 'on' }, 'listening');
 
   return {
     address,
@@ -111,4 +114,18 @@ export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> 
         });
       }),
   };
+}
+
+/**
+ * With a client CA the handshake itself refuses a client without a
+ * certificate that CA signed (unexpired): such a caller never reaches a
+ * handler, so the certificate a handler sees has been verified.
+ */
+function serverCredentials(tls: ServerTls | null): grpc.ServerCredentials {
+  if (!tls) return grpc.ServerCredentials.createInsecure();
+  return grpc.ServerCredentials.createSsl(
+    tls.clientCa,
+    [{ cert_chain: tls.cert, private_key: tls.key }],
+    tls.clientCa !== null,
+  );
 }

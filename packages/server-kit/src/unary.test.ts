@@ -18,7 +18,7 @@ import {
   type SinkClient,
   type StatusDetails,
 } from '@fencer/proto';
-import { bearerAuthenticator } from './auth.js';
+import { credentialsAuthenticator } from './auth.js';
 import type { Reason } from '@fencer/common';
 import { Failure } from './failure.js';
 import { registry } from './metrics.js';
@@ -62,7 +62,7 @@ beforeAll(async () => {
   const unary = unaryFactory({
     service: 'unary-test',
     log,
-    authenticator: bearerAuthenticator([
+    authenticator: credentialsAuthenticator([
       { token: WORKER, identity: 'w1', role: 'worker' },
       { token: COORDINATOR, identity: 'c', role: 'coordinator' },
     ]),

@@ -34,7 +34,7 @@ export function unaryFactory(options: { service: string; authenticator: Authenti
     return (call, callback) => {
       const stopTimer = rpcSeconds.startTimer({ service, method });
       const run = async (): Promise<Res> => {
-        const principal = authenticator.authenticate(call.metadata);
+        const principal = authenticator.authenticate(call.metadata, call.getAuthContext());
         authorize(principal, method, roles);
         return handle(call.request, { principal, log });
       };

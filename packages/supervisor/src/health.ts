@@ -4,8 +4,8 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { Command, Option } from 'commander';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
-import { unaryCall } from '@fencer/proto';
-import { configuredCommand, hostPort, positiveInteger } from '@fencer/server-kit';
+import { channelCredentials, unaryCall, type ClientTls } from '@fencer/proto';
+import { clientTls, configuredCommand, hostPort, positiveInteger, tlsOptions, type TlsFlags } from '@fencer/server-kit';
 
 interface HealthClient extends grpc.Client {
   Check(
@@ -20,11 +20,12 @@ let healthClient: (new (address: string, credentials: grpc.ChannelCredentials) =
 
 /**
  * grpc.health.v1.Health/Check of `service` ('' is the whole server) at
- * `address`: the status name (SERVING, NOT_SERVING, SERVICE_UNKNOWN...).
- * Rejects with the grpc-js error when the server cannot be reached within
- * `timeoutMs` or answers an error (NOT_FOUND for a service it does not know).
+ * `address`, over TLS when `tls` is given: the status name (SERVING,
+ * NOT_SERVING, SERVICE_UNKNOWN...). Rejects with the grpc-js error when the
+ * server cannot be reached within `timeoutMs` (a failed TLS handshake
+ * included) or answers an error (NOT_FOUND for a service it does not know).
  */
-export async function healthStatus(address: string, service = '', timeoutMs = 5_000): Promise<string> {
+export async function healthStatus(address: string, service = '', timeoutMs = 5_000, tls?: ClientTls): Promise<string> {
   healthClient ??= (() => {
     const definition = protoLoader.loadSync(healthProtoPath, { keepCase: true, enums: String, defaults: true });
     const loaded = grpc.loadPackageDefinition(definition) as unknown as {
@@ -32,7 +33,7 @@ export async function healthStatus(address: string, service = '', timeoutMs = 5_
     };
     return loaded.grpc.health.v1.Health;
   })();
-  const client = new healthClient(address, grpc.credentials.createInsecure());
+  const client = new healthClient(address, channelCredentials(tls));
   try {
     return (await unaryCall(client, client.Check, { service }, { timeoutMs })).status;
   } finally {
@@ -49,11 +50,12 @@ export function healthCommand(): Command {
     [
       new Option('--service <name>', 'the service to ask about; empty means the whole server').default(''),
       new Option('--timeout-ms <n>', 'how long to wait for an answer').default(5_000).argParser(positiveInteger),
+      ...tlsOptions('client', 'FENCER_HEALTH'),
     ],
-    (options: { service: string; timeoutMs: number }) => options,
+    (options: TlsFlags & { service: string; timeoutMs: number }) => ({ ...options, tls: clientTls(options) }),
     async (options, address: string) => {
       try {
-        const status = await healthStatus(address, options.service, options.timeoutMs);
+        const status = await healthStatus(address, options.service, options.timeoutMs, options.tls);
         if (status === 'SERVING') return;
         process.stderr.write(`fencer health: ${address} is ${status}\n`);
       } catch (error) {

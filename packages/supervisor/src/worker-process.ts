@@ -14,7 +14,7 @@ export interface WorkerProcessOptions {
   readonly coordinator: string;
   readonly sink: string;
   readonly owner: string;
-  /** The worker's bearer token file; absent: `--insecure`. */
+  /** The worker's bearer token file; absent: `--insecure` (no token: a client certificate in `args` may still name it). */
   readonly tokenFile?: string;
   /** More flags, e.g. ['--commands', '--ttl-ms', '800']. */
   readonly args?: readonly string[];

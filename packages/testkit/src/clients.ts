@@ -5,12 +5,14 @@
 import * as grpc from '@grpc/grpc-js';
 import {
   bearer,
+  channelCredentials,
   fencing,
   remoteFailure,
   unaryCall,
   type AcquireResponse__Output,
   type AdvanceFenceRequest,
   type AdvanceFenceResponse__Output,
+  type ClientTls,
   type CoordinatorClient,
   type DescribeResponse__Output,
   type GetFenceRequest,
@@ -83,14 +85,18 @@ export async function failureOf(pending: Promise<unknown>): Promise<RemoteFailur
   throw new Error('expected the call to fail, but it succeeded');
 }
 
-/** A plaintext generated Coordinator client. */
-export function coordinatorClient(address: string, options: grpc.ClientOptions = {}): CoordinatorClient {
-  return new fencing.Coordinator(address, grpc.credentials.createInsecure(), options);
+/** A generated Coordinator client: plaintext, or TLS with `tls`. */
+export function coordinatorClient(
+  address: string,
+  options: grpc.ClientOptions = {},
+  tls?: ClientTls,
+): CoordinatorClient {
+  return new fencing.Coordinator(address, channelCredentials(tls), options);
 }
 
-/** A plaintext generated Sink client. */
-export function sinkClient(address: string, options: grpc.ClientOptions = {}): SinkClient {
-  return new fencing.Sink(address, grpc.credentials.createInsecure(), options);
+/** A generated Sink client: plaintext, or TLS with `tls`. */
+export function sinkClient(address: string, options: grpc.ClientOptions = {}, tls?: ClientTls): SinkClient {
+  return new fencing.Sink(address, channelCredentials(tls), options);
 }
 
 /** Every Coordinator RPC as a Result-returning call, sending `token` as bearer credentials. */
@@ -125,14 +131,15 @@ export function sinkApi(client: SinkClient, token?: string) {
 /**
  * Every Sink RPC as a promise that rejects with the grpc-js error; `token`
  * is sent as bearer credentials, each call has `timeoutMs` (default 10 s),
- * and `channel` tunes the client (e.g. its reconnect backoff).
+ * `channel` tunes the client (e.g. its reconnect backoff), and `tls` turns
+ * TLS on.
  */
 export function sinkCalls(
   address: string,
   token?: string,
-  settings: { timeoutMs?: number; channel?: grpc.ClientOptions } = {},
+  settings: { timeoutMs?: number; channel?: grpc.ClientOptions; tls?: ClientTls } = {},
 ) {
-  const client = sinkClient(address, settings.channel);
+  const client = sinkClient(address, settings.channel, settings.tls);
   const options = () => ({
     metadata: token === undefined ? new grpc.Metadata() : bearer(token),
     timeoutMs: settings.timeoutMs ?? 10_000,

@@ -8,3 +8,4 @@ export { prng } from '@fencer/common';
 export * from './clients.js';
 export * from './standard-services.js';
 export { healthStatus } from '@fencer/supervisor';
+export * from './certificates.js';

@@ -6,7 +6,16 @@ import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Command, Option } from 'commander';
 import { LeaseHeldError, sleep } from '@fencer/client';
-import { ConfigError, configuredCommand, hostPort, positiveInteger, whenParentGone } from '@fencer/server-kit';
+import {
+  clientTls,
+  ConfigError,
+  configuredCommand,
+  hostPort,
+  positiveInteger,
+  tlsOptions,
+  whenParentGone,
+  type TlsFlags,
+} from '@fencer/server-kit';
 import { emit } from './events.js';
 import { WorkerSession, type WorkerConfig } from './session.js';
 
@@ -36,7 +45,7 @@ export function workerCommand(): Command {
         .argParser(hostPort)
         .makeOptionMandatory()
         .env('FENCER_WORKER_SINK'),
-      new Option('--owner <id>', 'owner id; with credentials, the identity of the token')
+      new Option('--owner <id>', 'owner id; with credentials, the identity of the token or client certificate')
         .makeOptionMandatory()
         .env('FENCER_WORKER_OWNER'),
       new Option('--resource <name>', 'the resource to work on').default('task-1').env('FENCER_WORKER_RESOURCE'),
@@ -45,7 +54,8 @@ export function workerCommand(): Command {
         .argParser(positiveInteger)
         .env('FENCER_WORKER_TTL_MS'),
       new Option('--token-file <file>', "file holding this worker's bearer token").env('FENCER_WORKER_TOKEN_FILE'),
-      new Option('--insecure', 'send no credentials (services run with --insecure)').env('FENCER_WORKER_INSECURE'),
+      new Option('--insecure', 'send no bearer token (services run with --insecure)').env('FENCER_WORKER_INSECURE'),
+      ...tlsOptions('client', 'FENCER_WORKER'),
       new Option('--call-timeout-ms <n>', 'deadline of each call').default(1_000).argParser(positiveInteger),
       new Option(
         '--commands',
@@ -57,23 +67,31 @@ export function workerCommand(): Command {
         .default(0)
         .argParser((value) => (value === '0' ? 0 : positiveInteger(value))),
     ],
-    (options: {
-      coordinator: string;
-      sink: string;
-      owner: string;
-      resource: string;
-      ttlMs: number;
-      tokenFile?: string;
-      insecure?: boolean;
-      callTimeoutMs: number;
-      commands?: boolean;
-      steps: number;
-      stepMs: number;
-      rounds: number;
-    }): WorkerCommandConfig => {
-      if ((options.tokenFile === undefined) === (options.insecure !== true)) {
-        throw new ConfigError('give either --token-file FILE or --insecure');
+    (
+      options: TlsFlags & {
+        coordinator: string;
+        sink: string;
+        owner: string;
+        resource: string;
+        ttlMs: number;
+        tokenFile?: string;
+        insecure?: boolean;
+        callTimeoutMs: number;
+        commands?: boolean;
+        steps: number;
+        stepMs: number;
+        rounds: number;
+      },
+    ): WorkerCommandConfig => {
+      // A2: a bearer token, or under mutual TLS a client certificate, names
+      // the worker; sending neither must be asked for.
+      if (options.tokenFile !== undefined && options.insecure === true) {
+        throw new ConfigError('--token-file and --insecure exclude each other: choose one');
       }
+      if (options.tokenFile === undefined && options.insecure !== true && options.tlsCert === undefined) {
+        throw new ConfigError('give --token-file FILE, a client certificate (--tls-cert, --tls-key) or --insecure');
+      }
+      const tls = clientTls(options);
       return Object.freeze({
         worker: Object.freeze({
           coordinator: options.coordinator,
@@ -83,6 +101,7 @@ export function workerCommand(): Command {
           ttlMs: options.ttlMs,
           callTimeoutMs: options.callTimeoutMs,
           ...(options.tokenFile === undefined ? {} : { token: readToken(options.tokenFile) }),
+          ...(tls === undefined ? {} : { tls }),
         }),
         commands: options.commands === true,
         steps: options.steps,

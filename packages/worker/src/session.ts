@@ -10,6 +10,7 @@ import {
   SinkConnection,
   type CallObserver,
   type RetryPolicy,
+  type TlsOptions,
 } from '@fencer/client';
 import { emit, eventClockMs } from './events.js';
 
@@ -22,6 +23,8 @@ export interface WorkerConfig {
   readonly ttlMs: number;
   /** Bearer token; absent against `--insecure` services. */
   readonly token?: string;
+  /** TLS to both services (a client certificate too under mutual TLS); absent: plaintext. */
+  readonly tls?: TlsOptions;
   readonly callTimeoutMs: number;
   readonly retry?: RetryPolicy;
 }
@@ -65,6 +68,7 @@ export class WorkerSession {
       callTimeoutMs: config.callTimeoutMs,
       observer,
       ...(config.token === undefined ? {} : { token: config.token }),
+      ...(config.tls === undefined ? {} : { tls: config.tls }),
     };
     this.#coordinator = new CoordinatorConnection({ address: config.coordinator, ...connection });
     this.#sink = new SinkConnection({ address: config.sink, ...connection });

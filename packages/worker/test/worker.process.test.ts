@@ -88,7 +88,10 @@ describe('fencer worker', () => {
   it('refuses to start without credentials or --insecure, and with an unreadable token file', async () => {
     const base = ['worker', '--coordinator', '127.0.0.1:1', '--sink', '127.0.0.1:2', '--owner', 'x'];
     const missing = await runFencer(base);
-    expect([missing.code, missing.stderr.trim()]).toEqual([1, 'error: give either --token-file FILE or --insecure']);
+    expect([missing.code, missing.stderr.trim()]).toEqual([
+      1,
+      'error: give --token-file FILE, a client certificate (--tls-cert, --tls-key) or --insecure',
+    ]);
     const unreadable = await runFencer([...base, '--token-file', '/nonexistent/token']);
     expect([unreadable.code, unreadable.stderr.trim()]).toEqual([
       1,

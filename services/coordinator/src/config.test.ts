@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createTestCa } from '@fencer/testkit';
 import {
   buildCoordinatorCommand,
   ConfigError,
@@ -49,7 +50,9 @@ describe('coordinator configuration', () => {
       repair: false,
       sink: '127.0.0.1:50051',
       sinkToken: null,
+      sinkTls: undefined,
       auth: { kind: 'insecure' },
+      tls: null,
       fenceOnExpiry: false,
       requestRetentionMs: 3_600_000,
       sinkDeadlineMs: 2_000,
@@ -60,7 +63,16 @@ describe('coordinator configuration', () => {
 
   it('reads every option from its environment variable', async () => {
     const token = file('env-token', 'env-sink-token-0123456789\n');
+    const ca = createTestCa(dir);
+    const server = ca.issueServer();
+    const client = ca.issueClient('coordinator');
     const config = await parse([], {
+      FENCER_COORDINATOR_TLS_CERT: server.cert,
+      FENCER_COORDINATOR_TLS_KEY: server.key,
+      FENCER_COORDINATOR_TLS_CA: ca.cert,
+      FENCER_COORDINATOR_SINK_TLS_CA: ca.cert,
+      FENCER_COORDINATOR_SINK_TLS_CERT: client.cert,
+      FENCER_COORDINATOR_SINK_TLS_KEY: client.key,
       FENCER_COORDINATOR_LISTEN: '127.0.0.1:7001',
       FENCER_COORDINATOR_DATA: '/tmp/x',
       FENCER_COORDINATOR_REPAIR: '1',
@@ -84,6 +96,8 @@ describe('coordinator configuration', () => {
       sinkDeadlineMs: 250,
       metrics: '127.0.0.1:0',
     });
+    expect(config.tls?.clientCa).toBeInstanceOf(Buffer);
+    expect(Object.keys(config.sinkTls ?? {}).sort()).toEqual(['ca', 'cert', 'key']);
   });
 
   it('flags win over the environment', async () => {

@@ -3,14 +3,20 @@
 // --insecure is given explicitly (A2).
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
+import type { ClientTls } from '@fencer/proto';
 import {
+  clientTls,
   ConfigError,
   configuredCommand,
   hostPort,
   positiveInteger,
   serverAuth,
   serverOptions,
+  serverTls,
+  tlsOptions,
   type ServerAuth,
+  type ServerTls,
+  type TlsFlags,
 } from '@fencer/server-kit';
 
 export { ConfigError };
@@ -36,8 +42,12 @@ export interface CoordinatorConfig {
   readonly sink: string;
   /** The coordinator's bearer token for the sink (A1), or null when the sink runs --insecure. */
   readonly sinkToken: string | null;
+  /** TLS to the sink (--sink-tls-ca, and --sink-tls-cert/-key for mutual TLS); undefined: plaintext. */
+  readonly sinkTls: ClientTls | undefined;
   /** How callers are authenticated: a credentials file, or explicitly --insecure. */
   readonly auth: CoordinatorAuth;
+  /** TLS (--tls-cert/--tls-key), mutual with --tls-ca; null: plaintext. */
+  readonly tls: ServerTls | null;
   /** L8: advance the fence past leases that expire with no successor. */
   readonly fenceOnExpiry: boolean;
   /** R3: how long request records are kept, in ms (default one hour). */
@@ -48,12 +58,15 @@ export interface CoordinatorConfig {
   readonly metrics: string | undefined;
 }
 
-interface RawOptions {
+interface RawOptions extends TlsFlags {
   listen: string;
   data: string;
   repair?: boolean;
   sink: string;
   sinkTokenFile?: string;
+  sinkTlsCert?: string;
+  sinkTlsKey?: string;
+  sinkTlsCa?: string;
   credentials?: string;
   insecure?: boolean;
   fenceOnExpiry?: boolean;
@@ -76,7 +89,9 @@ export function coordinatorConfig(options: RawOptions): CoordinatorConfig {
     repair: options.repair === true,
     sink: options.sink,
     sinkToken: options.sinkTokenFile === undefined ? null : readSinkToken(options.sinkTokenFile),
+    sinkTls: clientTls({ tlsCert: options.sinkTlsCert, tlsKey: options.sinkTlsKey, tlsCa: options.sinkTlsCa }, 'sink-'),
     auth,
+    tls: serverTls(options),
     fenceOnExpiry: options.fenceOnExpiry === true,
     requestRetentionMs: options.requestRetentionMs,
     sinkDeadlineMs: options.sinkDeadlineMs,
@@ -117,6 +132,7 @@ export function buildCoordinatorCommand(run: (config: CoordinatorConfig) => Prom
       new Option('--sink-token-file <file>', "file holding the coordinator's bearer token for the sink").env(
         'FENCER_COORDINATOR_SINK_TOKEN_FILE',
       ),
+      ...tlsOptions('client', 'FENCER_COORDINATOR', 'sink-'),
       new Option('--fence-on-expiry', 'advance the fence when a lease expires with no successor (L8)').env(
         'FENCER_COORDINATOR_FENCE_ON_EXPIRY',
       ),

@@ -63,7 +63,12 @@ export async function startCoordinator(
 ): Promise<RunningCoordinator> {
   const log = deps.log ?? silentLogger;
   const store = await LevelStore.open(config.dataDir, { repair: config.repair, log });
-  const sink = new GrpcSinkClient({ address: config.sink, token: config.sinkToken, deadlineMs: config.sinkDeadlineMs });
+  const sink = new GrpcSinkClient({
+    address: config.sink,
+    token: config.sinkToken,
+    tls: config.sinkTls,
+    deadlineMs: config.sinkDeadlineMs,
+  });
   const authenticator = authenticatorFor(config.auth);
   let core: Coordinator | undefined;
   let server: RunningServer | undefined;
@@ -82,6 +87,7 @@ export async function startCoordinator(
     server = await startGrpcServer({
       serviceName: SERVICE_NAMES.coordinator,
       listen: config.listen,
+      tls: config.tls,
       register: (s) =>
         s.addService(
           fencing.Coordinator.service,
@@ -137,11 +143,12 @@ export async function startCoordinator(
 export async function runCoordinator(config: CoordinatorConfig): Promise<void> {
   const log = createLogger('coordinator');
   routeGrpcLogs(log);
-  if (config.auth.kind === 'credentials' && config.sinkToken === null) {
+  if (config.auth.kind === 'credentials' && config.sinkToken === null && config.sinkTls?.cert === undefined) {
     // A secured deployment almost always has a secured sink; without a token
-    // every Acquire would fail SINK_UNAVAILABLE (sink_code UNAUTHENTICATED).
+    // (or a client certificate, A2) every Acquire would fail SINK_UNAVAILABLE
+    // (sink_code UNAUTHENTICATED).
     log.warn(
-      'callers must authenticate but no --sink-token-file was given: the sink will see this coordinator as anonymous',
+      'callers must authenticate but neither --sink-token-file nor --sink-tls-cert was given: the sink will see this coordinator as anonymous',
     );
   }
   await runUntilSignal('coordinator', log, async () => {
@@ -151,6 +158,7 @@ export async function runCoordinator(config: CoordinatorConfig): Promise<void> {
         address: coordinator.address,
         dataDir: config.dataDir,
         sink: config.sink,
+        sinkTls: config.sinkTls === undefined ? 'off' : config.sinkTls.cert ? 'mutual' : 'on',
         auth: config.auth.kind,
         fenceOnExpiry: config.fenceOnExpiry,
         metrics: coordinator.metricsAddress,

@@ -84,6 +84,7 @@ describe('sink flags', () => {
       dataDir: './data/sink',
       repair: false,
       auth: { kind: 'insecure' },
+      tls: null,
       maxPayloadBytes: 1024 * 1024,
       metrics: undefined,
     });

@@ -8,7 +8,10 @@ import {
   positiveInteger,
   serverAuth,
   serverOptions,
+  serverTls,
   type ServerAuth,
+  type ServerTls,
+  type TlsFlags,
 } from '@fencer/server-kit';
 
 export { ConfigError };
@@ -28,6 +31,8 @@ export interface SinkConfig {
   /** T2: open a damaged data directory with what is left, instead of refusing to start. */
   readonly repair: boolean;
   readonly auth: SinkAuth;
+  /** TLS (--tls-cert/--tls-key), mutual with --tls-ca; null: plaintext. */
+  readonly tls: ServerTls | null;
   /** V2 payload limit in bytes (default 1 MiB). */
   readonly maxPayloadBytes: number;
   /** HOST:PORT for Prometheus /metrics, or undefined for none. */
@@ -35,7 +40,7 @@ export interface SinkConfig {
 }
 
 /** Flag values as commander parses them (also what `sinkConfig` takes in-process). */
-export interface SinkOptions {
+export interface SinkOptions extends TlsFlags {
   listen: string;
   data: string;
   repair?: boolean;
@@ -57,6 +62,7 @@ export function sinkConfig(options: SinkOptions): SinkConfig {
     dataDir: options.data,
     repair: options.repair === true,
     auth,
+    tls: serverTls(options),
     maxPayloadBytes: options.maxPayloadBytes,
     metrics: options.metrics,
   });

@@ -82,6 +82,7 @@ export async function startSink(config: SinkConfig, options: { log?: Logger } = 
     server = await startGrpcServer({
       serviceName: SERVICE_NAMES.sink,
       listen: config.listen,
+      tls: config.tls,
       register: (s) => s.addService(fencing.Sink.service, sinkHandlers(engine, { authenticator, log, limits })),
       // V2: far above the payload limit, so an oversize payload reaches
       // validation and is answered INVALID_ARGUMENT naming `payload`. Only a

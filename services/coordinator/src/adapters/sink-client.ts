@@ -1,9 +1,11 @@
 // The SinkPort over gRPC: every call bounded by the sink deadline and sent
 // without wait-for-ready (a down sink fails the Acquire fast, L3), with the
-// coordinator's bearer token when one is configured (A1/A2).
+// coordinator's bearer token when one is configured (A1/A2), over TLS when
+// the sink serves it.
 import * as grpc from '@grpc/grpc-js';
 import {
   bearer,
+  channelCredentials,
   fencing,
   remoteFailure,
   unaryCall,
@@ -12,6 +14,7 @@ import {
   type GetFenceRequest,
   type GetFenceResponse__Output,
   type SinkClient,
+  type ClientTls,
 } from '@fencer/proto';
 import type { FenceAdvance, SinkAdvanceOutcome, SinkPort } from '../core/sink-port.js';
 
@@ -25,6 +28,8 @@ export interface SinkClientOptions {
   readonly address: string;
   /** The coordinator's bearer token for the sink, or null when the sink runs --insecure. */
   readonly token: string | null;
+  /** TLS to the sink (a client certificate too when the sink requires one); absent: plaintext. */
+  readonly tls?: ClientTls | undefined;
   /** Deadline of every sink call, in ms (default 2000 in the CLI). */
   readonly deadlineMs: number;
 }
@@ -42,7 +47,7 @@ export class GrpcSinkClient implements SinkPort {
   readonly #client: SinkClient;
 
   constructor(private readonly options: SinkClientOptions) {
-    this.#client = new fencing.Sink(options.address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+    this.#client = new fencing.Sink(options.address, channelCredentials(options.tls), CHANNEL_OPTIONS);
   }
 
   /** F4 as an outcome; every failure but FENCE_REGRESSION is `unavailable` with the gRPC code name. At most two deadlines long. */
