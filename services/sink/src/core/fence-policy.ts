@@ -40,6 +40,9 @@ export type AdvanceDecision =
   | { readonly kind: 'retry-same-grant' }
   | { readonly kind: 'regression'; readonly fence: bigint };
 
+/** How a Write is judged against the resource's fence and any stored result (decideWrite's shape). */
+export type WritePolicy = (fence: bigint, existing: StoredResult | undefined, attempt: WriteAttempt) => WriteDecision;
+
 /**
  * F1 then F3: the token must equal the fence (0 = never advanced, so any
  * token is not issued); only then does an existing result under the same

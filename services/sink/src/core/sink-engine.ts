@@ -3,7 +3,7 @@
 // Write of that resource interleaves), and no outcome is answered before
 // everything it depends on is durable.
 import { KeyedLock } from '@fencer/common';
-import { decideAdvance, decideWrite } from './fence-policy.js';
+import { decideAdvance, decideWrite, type WritePolicy } from './fence-policy.js';
 import type { SinkStore, StoreOp } from './store.js';
 
 /** A validated Write (V1/V2 already checked): token > 0, ids well-formed. */
@@ -55,7 +55,15 @@ interface Decided<T> {
 export class SinkEngine {
   readonly #lock = new KeyedLock();
 
-  constructor(private readonly store: SinkStore) {}
+  /**
+   * @param decide F1–F3's verdict on a Write. Production always uses
+   * decideWrite; only a deliberately broken variant (the chaos suite's
+   * negative controls) passes another, and F2 still holds around it.
+   */
+  constructor(
+    private readonly store: SinkStore,
+    private readonly decide: WritePolicy = decideWrite,
+  ) {}
 
   /**
    * Resources with a decision running or queued; 0 once idle, because
@@ -70,7 +78,7 @@ export class SinkEngine {
     return this.#serialized(command.resource, async (): Promise<Decided<WriteOutcome>> => {
       const fence = (await this.store.fence(command.resource))?.fence ?? 0n;
       const existing = await this.store.result(command.resource, command.resultId);
-      const decision = decideWrite(fence, existing, command);
+      const decision = this.decide(fence, existing, command);
       switch (decision.kind) {
         case 'apply': {
           const op: StoreOp = {
