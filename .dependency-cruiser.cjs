@@ -1,6 +1,7 @@
 // The floors of the house (README, "Layout"): imports go down only.
 //   proto → common → server-kit | client → services → worker → supervisor → demo → chaos → cli
-//   (testkit: test code only; interop: tests only)
+//   (testkit: test code only; interop: tests only; chaos/variants, the
+//   deliberately broken services: imported by tests only)
 // A floor may import any floor below it, never one above, and the two
 // services never import each other. Test files and test doubles may use the
 // testkit and anything a test needs; production code may not.
@@ -73,6 +74,14 @@ module.exports = {
         dependencyTypes: ['core'],
         path: '^(node:)?(timers|timers/promises|process|child_process|fs|fs/promises|net|http|http2|dgram|worker_threads|cluster)$',
       },
+    },
+    {
+      name: 'variants-for-tests-only',
+      comment:
+        'the deliberately broken services (@fencer/variants) are negative controls: only tests and the package itself may import them, so no production path can start one',
+      severity: 'error',
+      from: { pathNot: `${TEST}|^chaos/variants/` },
+      to: { path: '^chaos/variants/' },
     },
     {
       name: 'testkit-for-tests-only',

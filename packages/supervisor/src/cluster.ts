@@ -43,6 +43,12 @@ export interface ClusterOptions {
   readonly coordinatorListen: string;
   /** No credentials at all (A1 off); local experiments only. */
   readonly insecure: boolean;
+  /**
+   * Scripts run with node instead of `fencer` for these services, given
+   * fencer's arguments (`<script> sink --listen ...`), on every start and
+   * restart: a deliberately broken variant, for the chaos suite's negative controls.
+   */
+  readonly binaries?: { readonly sink?: string; readonly coordinator?: string };
   /** SIGTERM to SIGKILL, per child, when stopping. */
   readonly stopGraceMs: number;
   /** More `fencer coordinator` flags, e.g. ['--fence-on-expiry']; kept across restarts. */
@@ -201,7 +207,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     listen: string,
     args: (listen: string) => string[],
   ): Promise<ReadyChild> => {
-    const child = await spawnLogged(service, [service, ...args(listen)], logs[service], options.signal);
+    const script = service === 'toxiproxy' ? undefined : options.binaries?.[service];
+    const child = await spawnLogged(service, [service, ...args(listen)], logs[service], options.signal, script);
     running.set(service, { child, args });
     void child.exited.then(({ code, signal }) => {
       if (!stopping && !expectedExits.has(child)) reportExit({ service, code, signal, log: logs[service] });
@@ -303,17 +310,18 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
  * Starts `fencer <args>` with its stderr appended to `log`, and resolves
  * once it is ready. A child that does not start is a ClusterStartError
  * naming it (`what`) with its own last log line; aborting `signal` first
- * rejects with the signal's reason.
+ * rejects with the signal's reason. `script` runs instead of fencer.
  */
 export async function spawnLogged(
   what: string,
   args: readonly string[],
   log: string,
   signal?: AbortSignal,
+  script: string = fencerBin(),
 ): Promise<ReadyChild> {
   const logFd = openSync(log, 'a');
   try {
-    return await spawnReady(fencerBin(), args, { stderrFd: logFd, ...(signal ? { signal } : {}) });
+    return await spawnReady(script, args, { stderrFd: logFd, ...(signal ? { signal } : {}) });
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
     // The child's own one-line reason is the last line of its log.

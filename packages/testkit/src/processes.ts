@@ -56,14 +56,17 @@ export function runFencer(
 /**
  * Starts `fencer <args>` and resolves once it printed its ready line. Rejects
  * (and kills the child) if it exits first or is not ready within timeoutMs.
+ * `bin` runs another script with fencer's command line instead (a
+ * deliberately broken variant's, from @fencer/variants).
  */
 export async function startFencer(
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; bin?: string } = {},
 ): Promise<FencerProcess> {
   let stderr = '';
-  const { child, ready, exited } = await spawnReady(fencerBin(), args, {
-    ...options,
+  const { bin = fencerBin(), ...spawnOptions } = options;
+  const { child, ready, exited } = await spawnReady(bin, args, {
+    ...spawnOptions,
     onStderr: (text) => (stderr += text),
   });
   return { child, address: ready.address, ready, stderr: () => stderr, kill: (signal) => child.kill(signal), exited };

@@ -22,12 +22,26 @@ import { SERVICE_NAMES, fencing } from '@fencer/proto';
 import { LevelStore } from './adapters/level-store.js';
 import { GrpcSinkClient } from './adapters/sink-client.js';
 import { startSweeper, type Sweeper } from './adapters/sweeper.js';
-import { Coordinator } from './core/coordinator.js';
+import { Coordinator, type CoordinatorApi } from './core/coordinator.js';
+import type { SinkPort } from './core/sink-port.js';
 import type { CoordinatorConfig } from './config.js';
 import { coordinatorHandlers } from './grpc/handlers.js';
 
+/**
+ * Programmatic seams of a coordinator started from code. No flag,
+ * environment variable or config field reaches them: only the deliberately
+ * broken variants of the chaos suite's negative controls (@fencer/variants)
+ * use them.
+ */
+export interface CoordinatorSeams {
+  /** Wraps the port the core advances sink fences through (L3 step 2, L8); default none. */
+  readonly wrapSink?: (sink: SinkPort) => SinkPort;
+  /** Wraps the core as the gRPC handlers call it; default none. */
+  readonly wrapCore?: (core: CoordinatorApi) => CoordinatorApi;
+}
+
 /** What an in-process coordinator may be given instead of the production defaults. */
-export interface CoordinatorDeps {
+export interface CoordinatorDeps extends CoordinatorSeams {
   /** Monotonic clock for every lease decision (L1); default `performance.now()`. */
   readonly clock?: Clock;
   /** Where the service logs; default silent (runCoordinator passes the JSON stderr logger). */
@@ -78,7 +92,7 @@ export async function startCoordinator(
     const opened = await Coordinator.open({
       clock: deps.clock ?? systemClock,
       store,
-      sink,
+      sink: deps.wrapSink?.(sink) ?? sink,
       newGrantId: deps.newGrantId ?? randomUUID,
       requestRetentionMs: config.requestRetentionMs,
       log,
@@ -91,7 +105,7 @@ export async function startCoordinator(
       register: (s) =>
         s.addService(
           fencing.Coordinator.service,
-          coordinatorHandlers(opened, { authenticator, log, limits: DEFAULT_LIMITS }),
+          coordinatorHandlers(deps.wrapCore?.(opened) ?? opened, { authenticator, log, limits: DEFAULT_LIMITS }),
         ),
       // Far above any valid request, so an oversize id is answered INVALID_ARGUMENT naming it.
       maxReceiveMessageBytes: 4 * 1024 * 1024,
@@ -140,7 +154,7 @@ export async function startCoordinator(
 }
 
 /** `fencer coordinator`: prints the ready line and runs until SIGTERM/SIGINT (exit 0). */
-export async function runCoordinator(config: CoordinatorConfig): Promise<void> {
+export async function runCoordinator(config: CoordinatorConfig, seams: CoordinatorSeams = {}): Promise<void> {
   const log = createLogger('coordinator');
   routeGrpcLogs(log);
   if (config.auth.kind === 'credentials' && config.sinkToken === null && config.sinkTls?.cert === undefined) {
@@ -152,7 +166,7 @@ export async function runCoordinator(config: CoordinatorConfig): Promise<void> {
     );
   }
   await runUntilSignal('coordinator', log, async () => {
-    const coordinator = await startCoordinator(config, { log });
+    const coordinator = await startCoordinator(config, { ...seams, log });
     log.info(
       {
         address: coordinator.address,

@@ -19,9 +19,20 @@ import {
 } from '@fencer/server-kit';
 import { SERVICE_NAMES, fencing } from '@fencer/proto';
 import { openLevelStore } from './adapters/level-store.js';
-import { SinkEngine } from './core/sink-engine.js';
+import { SinkEngine, type SinkApi } from './core/sink-engine.js';
+import type { SinkStore } from './core/store.js';
 import type { SinkConfig } from './config.js';
 import { sinkHandlers } from './grpc/handlers.js';
+
+/**
+ * Programmatic seams of a sink started from code. No flag, environment
+ * variable or config field reaches them: only the deliberately broken
+ * variants of the chaos suite's negative controls (@fencer/variants) use them.
+ */
+export interface SinkSeams {
+  /** Builds the engine the gRPC handlers call, over the opened store; default the real SinkEngine. */
+  readonly engine?: (store: SinkStore) => SinkApi;
+}
 
 /** A sink running in this process. */
 export interface RunningSink {
@@ -60,7 +71,7 @@ function sinkStoreMetrics() {
  * `config.listen`. Rejects with StartupError (data dir locked or unusable,
  * address in use) and leaves nothing open behind.
  */
-export async function startSink(config: SinkConfig, options: { log?: Logger } = {}): Promise<RunningSink> {
+export async function startSink(config: SinkConfig, options: { log?: Logger } & SinkSeams = {}): Promise<RunningSink> {
   const log = options.log ?? silentLogger;
   const metrics = sinkStoreMetrics();
   const { store } = await openLevelStore(config.dataDir, {
@@ -73,7 +84,7 @@ export async function startSink(config: SinkConfig, options: { log?: Logger } = 
   });
   const storeFailed = store.whenFailed();
   void storeFailed.then((error) => log.fatal({ err: error }, 'storage failed; refusing all calls'));
-  const engine = new SinkEngine(store);
+  const engine = options.engine?.(store) ?? new SinkEngine(store);
   const authenticator = authenticatorFor(config.auth);
   const limits = { ...DEFAULT_LIMITS, maxPayloadBytes: config.maxPayloadBytes };
   let server: RunningServer | undefined;
@@ -119,11 +130,11 @@ export async function startSink(config: SinkConfig, options: { log?: Logger } = 
  * line. If the store fails, the process exits 1 at once: its in-memory
  * state can no longer be trusted, and a restart recovers from disk.
  */
-export async function runSink(config: SinkConfig): Promise<void> {
+export async function runSink(config: SinkConfig, seams: SinkSeams = {}): Promise<void> {
   const log = createLogger('sink');
   routeGrpcLogs(log);
   await runUntilSignal('sink', log, async () => {
-    const sink = await startSink(config, { log });
+    const sink = await startSink(config, { ...seams, log });
     void sink.storeFailed.then(() => process.exit(1));
     log.info(
       { address: sink.address, dataDir: config.dataDir, auth: config.auth.kind, metrics: sink.metricsAddress },

@@ -10,18 +10,16 @@
 // would the old write land: a token-t result that was not visible right after
 // the advance (S3), two APPLIED answers for one result_id (S6), and a token-t
 // result stored over a token-t+1 one (S4). The last test runs the very same
-// scenario and checker against such a two-step engine, with a pause between
+// scenario and checker against such a two-step engine (the one the
+// two-step-sink variant of @fencer/variants serves), with a pause between
 // its check and its commit standing in for any delay (GC, I/O), and shows the
 // checker reports exactly those violations.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkRound, racingPayload, successorPayload, type RoundHistory, type StoredValue } from '@fencer/chaos';
-import { KeyedLock } from '@fencer/common';
 import { tempDir, readOrMissing, sinkCalls, writeOutcome, type SinkCalls } from '@fencer/testkit';
+import { TwoStepEngine } from '@fencer/variants';
 import { startSink, sinkConfig, type RunningSink } from '../src/index.js';
 import { openLevelStore } from '../src/adapters/level-store.js';
-import { decideWrite } from '../src/core/fence-policy.js';
-import { SinkEngine, type SinkApi, type WriteCommand, type WriteOutcome } from '../src/core/sink-engine.js';
-import type { SinkStore } from '../src/core/store.js';
 import { serveSinkApi } from './helpers.js';
 
 async function stored(client: SinkCalls, resource: string, resultId: string): Promise<StoredValue | undefined> {
@@ -161,55 +159,6 @@ describe('Writes racing AdvanceFence over gRPC (F2, S3, S4, S6)', () => {
     expect(outcomes).toContain('STALE_TOKEN');
   });
 });
-
-/**
- * The bug: the fence is checked in one step and the result committed in
- * another, so an AdvanceFence can slip in between. `pause` runs between the
- * two steps of every write that passed the check.
- */
-class TwoStepEngine implements SinkApi {
-  readonly #lock = new KeyedLock();
-  readonly #correct: SinkEngine;
-
-  constructor(
-    private readonly store: SinkStore,
-    private readonly pause: (command: WriteCommand) => Promise<void>,
-  ) {
-    this.#correct = new SinkEngine(store);
-  }
-
-  async write(command: WriteCommand): Promise<WriteOutcome> {
-    const { fence, decision } = await this.#lock.run(command.resource, async () => {
-      const current = await this.store.fence(command.resource);
-      const existing = await this.store.result(command.resource, command.resultId);
-      return { fence: current?.fence ?? 0n, decision: decideWrite(current, existing, command) };
-    });
-    switch (decision.kind) {
-      case 'apply':
-        await this.pause(command);
-        await this.store.commit([
-          {
-            kind: 'result',
-            resource: command.resource,
-            resultId: command.resultId,
-            result: { token: command.token, payload: command.payload },
-          },
-        ]);
-        return { kind: 'applied', fence };
-      case 'replayed':
-      case 'conflict':
-        return { kind: decision.kind, fence };
-      case 'stale':
-      case 'not-issued':
-      case 'owner-mismatch':
-        return { kind: decision.kind, fence: decision.fence };
-    }
-  }
-
-  advanceFence: SinkApi['advanceFence'] = (command) => this.#correct.advanceFence(command);
-  read: SinkApi['read'] = (resource, resultId) => this.#correct.read(resource, resultId);
-  getFence: SinkApi['getFence'] = (resource) => this.#correct.getFence(resource);
-}
 
 describe('the checker has teeth', () => {
   it('flags S3, S4 and S6 violations when the check and the commit are two steps', async () => {

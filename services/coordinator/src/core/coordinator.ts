@@ -67,6 +67,9 @@ export interface CoreDeps {
   readonly log: CoreLog;
 }
 
+/** What the gRPC handlers call on the core. */
+export type CoordinatorApi = Pick<Coordinator, 'acquire' | 'renew' | 'release' | 'describe'>;
+
 /**
  * The lease service's protocol logic. Every method serializes on the
  * resource it touches (and Acquire first on its request id, always in that

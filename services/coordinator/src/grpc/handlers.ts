@@ -11,7 +11,7 @@ import {
   type Role,
 } from '@fencer/server-kit';
 import type { CoordinatorHandlers } from '@fencer/proto';
-import type { Coordinator } from '../core/coordinator.js';
+import type { CoordinatorApi } from '../core/coordinator.js';
 import type { ReleaseParams } from '../core/model.js';
 import { acquireResponseOrThrow, describeResponse, releaseResponse, renewResponseOrThrow } from './status.js';
 
@@ -25,7 +25,7 @@ export const COORDINATOR_ROLES = Object.freeze({
 
 /** The fencing.v1.Coordinator implementation over `core`; `limits` bound ids and TTLs (V2). */
 export function coordinatorHandlers(
-  core: Coordinator,
+  core: CoordinatorApi,
   options: { authenticator: Authenticator; log: Logger; limits: Limits },
 ): CoordinatorHandlers {
   const { limits } = options;

@@ -54,6 +54,13 @@ export type AdvanceDecision =
   | { readonly kind: 'retry-same-grant' }
   | { readonly kind: 'regression'; readonly fence: bigint };
 
+/** How a Write is judged against the resource's fence and any stored result (decideWrite's shape). */
+export type WritePolicy = (
+  current: FenceRecord | undefined,
+  existing: StoredResult | undefined,
+  attempt: WriteAttempt,
+) => WriteDecision;
+
 /**
  * F1, then A5, then F3: the token must equal the fence (no fence = 0 = never
  * advanced, so any token is not issued); then a writer known to auth must be

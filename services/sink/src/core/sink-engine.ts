@@ -3,7 +3,7 @@
 // Write of that resource interleaves), and no outcome is answered before
 // everything it depends on is durable.
 import { KeyedLock } from '@fencer/common';
-import { decideAdvance, decideWrite } from './fence-policy.js';
+import { decideAdvance, decideWrite, type WritePolicy } from './fence-policy.js';
 import type { SinkStore, StoreOp } from './store.js';
 
 /**
@@ -61,7 +61,15 @@ interface Decided<T> {
 export class SinkEngine {
   readonly #lock = new KeyedLock();
 
-  constructor(private readonly store: SinkStore) {}
+  /**
+   * @param decide F1–F3's verdict on a Write. Production always uses
+   * decideWrite; only a deliberately broken variant (the chaos suite's
+   * negative controls) passes another, and F2 still holds around it.
+   */
+  constructor(
+    private readonly store: SinkStore,
+    private readonly decide: WritePolicy = decideWrite,
+  ) {}
 
   /**
    * Resources with a decision running or queued; 0 once idle, because
@@ -77,7 +85,7 @@ export class SinkEngine {
       const current = await this.store.fence(command.resource);
       const fence = current?.fence ?? 0n;
       const existing = await this.store.result(command.resource, command.resultId);
-      const decision = decideWrite(current, existing, command);
+      const decision = this.decide(current, existing, command);
       switch (decision.kind) {
         case 'apply': {
           const op: StoreOp = {

@@ -1,0 +1,83 @@
+// The four deliberately broken services, each a real `fencer sink` or
+// `fencer coordinator` composed through the services' programmatic seams
+// with one rule broken. They run only through their own scripts in bin/:
+// no flag, environment variable or config field of `fencer` reaches them.
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Command } from 'commander';
+import { coordinatorCommand } from '@fencer/coordinator';
+import { createLogger } from '@fencer/server-kit';
+import { SinkEngine, sinkCommand } from '@fencer/sink';
+import { grantFirst, lenientWrite, withoutRequestRecords } from './broken-rules.js';
+import { TwoStepEngine } from './two-step-engine.js';
+
+/**
+ * The two-step sink's pause between check and commit, in ms. It must
+ * outlast an AdvanceFence's fsync (tens of ms on a busy disk) and a
+ * client's round trip, or the stale write lands before anyone can tell.
+ */
+export const TWO_STEP_PAUSE_MS = 50;
+
+/** How long the grant-first coordinator holds each AdvanceFence back after granting, in ms. */
+export const GRANT_FIRST_DELAY_MS = 250;
+
+/** One broken variant: the service whose command line it speaks, the rule it breaks, and that command. */
+export interface Variant {
+  readonly service: 'sink' | 'coordinator';
+  readonly breaks: string;
+  /** The service's own subcommand (`sink` or `coordinator`) running this variant. */
+  command(): Command;
+}
+
+/** Every variant by name; each is started by `node bin/<name>.js <service> <that service's flags>`. */
+export const VARIANTS = Object.freeze({
+  'two-step-sink': {
+    service: 'sink',
+    breaks: 'F2: checks the fence and stores the result in two steps, with a pause between',
+    command: () => sinkCommand({ engine: (store) => new TwoStepEngine(store, () => sleep(TWO_STEP_PAUSE_MS)) }),
+  },
+  'lenient-sink': {
+    service: 'sink',
+    breaks: 'F1: accepts token >= fence instead of token == fence',
+    command: () => sinkCommand({ engine: (store) => new SinkEngine(store, lenientWrite) }),
+  },
+  'grant-first-coordinator': {
+    service: 'coordinator',
+    breaks: `L3: answers Acquire before the sink's fence moved (AdvanceFence sent ${GRANT_FIRST_DELAY_MS} ms later)`,
+    command: () => coordinatorCommand({ wrapSink: (sink) => grantFirst(sink, GRANT_FIRST_DELAY_MS) }),
+  },
+  'no-request-records-coordinator': {
+    service: 'coordinator',
+    breaks: 'R1: keeps no request-id records, so a retried Acquire can mint a second token (S2)',
+    command: () => coordinatorCommand({ wrapCore: withoutRequestRecords }),
+  },
+} satisfies Record<string, Variant>);
+
+/** A variant's name. */
+export type VariantName = keyof typeof VARIANTS;
+
+/**
+ * The script that runs `name` with fencer's command line
+ * (`node <script> sink --listen ...`): what `startFencer`'s `bin` and a
+ * cluster's `binaries` take. The script runs the package's built dist.
+ */
+export function variantBin(name: VariantName): string {
+  return fileURLToPath(new URL(`../bin/${name}.js`, import.meta.url));
+}
+
+/**
+ * Parses `argv` (process.argv) as `fencer` would, with the variant's one
+ * subcommand only, and runs it; logs a warning naming the broken rule first.
+ * Bad flags end as `fencer`'s do: one line and a non-zero exit.
+ */
+export async function runVariant(name: VariantName, argv: readonly string[]): Promise<void> {
+  const variant: Variant = VARIANTS[name];
+  const broken = `DELIBERATELY BROKEN ${variant.service}, for negative controls only. ${variant.breaks}`;
+  const program = new Command(name)
+    .description(broken)
+    .addCommand(variant.command().description(broken))
+    .hook('preAction', () => {
+      createLogger(variant.service).warn({ variant: name }, `deliberately broken variant. ${variant.breaks}`);
+    });
+  await program.parseAsync(argv);
+}
