@@ -19,6 +19,9 @@ import {
 import { emit } from './events.js';
 import { WorkerSession, type WorkerConfig } from './session.js';
 
+// `forge` writes under a token of its own choosing: a buggy or hostile worker.
+const COMMANDS = 'acquire | write ID PAYLOAD | forge TOKEN ID PAYLOAD | read ID | describe | release | exit';
+
 /** Everything `fencer worker` runs with. */
 export interface WorkerCommandConfig {
   readonly worker: WorkerConfig;
@@ -57,10 +60,7 @@ export function workerCommand(): Command {
       new Option('--insecure', 'send no bearer token (services run with --insecure)').env('FENCER_WORKER_INSECURE'),
       ...tlsOptions('client', 'FENCER_WORKER'),
       new Option('--call-timeout-ms <n>', 'deadline of each call').default(1_000).argParser(positiveInteger),
-      new Option(
-        '--commands',
-        'do one command per stdin line: acquire | write ID PAYLOAD | read ID | describe | release | exit',
-      ),
+      new Option('--commands', `do one command per stdin line: ${COMMANDS}`),
       new Option('--steps <n>', 'loop: results written per lease').default(5).argParser(positiveInteger),
       new Option('--step-ms <n>', 'loop: work time before each result').default(500).argParser(positiveInteger),
       new Option('--rounds <n>', 'loop: leases to hold before exiting; 0 runs until stopped')
@@ -158,6 +158,12 @@ async function runCommands(session: WorkerSession): Promise<void> {
       case 'write':
         await session.write(first, rest.join(' '));
         break;
+      case 'forge': {
+        const [resultId = '', ...payload] = rest;
+        if (!/^[1-9][0-9]*$/.test(first)) emit({ event: 'error', message: `forge: "${first}" is not a token` });
+        else await session.forge(BigInt(first), resultId, payload.join(' '));
+        break;
+      }
       case 'read':
         await session.read(first);
         break;
@@ -172,7 +178,7 @@ async function runCommands(session: WorkerSession): Promise<void> {
       default:
         emit({
           event: 'error',
-          message: `unknown command "${verb}": acquire | write ID PAYLOAD | read ID | describe | release | exit`,
+          message: `unknown command "${verb}": ${COMMANDS}`,
         });
     }
   }

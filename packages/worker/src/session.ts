@@ -127,6 +127,19 @@ export class WorkerSession {
     });
   }
 
+  /**
+   * Writes once under a token of the caller's choosing, not its lease's: what
+   * a buggy or hostile worker does. Only the sink's F1 check stands between
+   * it and the results, which is what the chaos suite's negative controls show.
+   */
+  async forge(token: bigint, resultId: string, payload: string): Promise<StepResult<void>> {
+    return this.#step('forge', async () => {
+      const resource = this.config.resource;
+      const receipt = await this.#sink.write({ resource, token, resultId, payload: Buffer.from(payload) });
+      emit({ event: 'written', resource, resultId, outcome: receipt.outcome, fence: receipt.fence.toString() });
+    });
+  }
+
   /** Reads a result back from the sink. */
   async read(resultId: string): Promise<StepResult<void>> {
     return this.#step('read', async () => {

@@ -72,6 +72,25 @@ describe('fencer worker', () => {
     expect((await a.exited).code).toBe(0);
   });
 
+  it("forge writes under the token it is given, not its lease's: the sink refuses one never issued (F1)", async () => {
+    const a = await worker('worker-a', ['--commands', '--resource', 'forged']);
+    a.send('acquire');
+    const token = BigInt((await a.next('acquired')).token);
+    a.send(`forge ${token + 5n} guessed made-up`);
+    const refused = await a.next('refused');
+    expect([refused.command, refused.reason, refused.details.fence]).toEqual([
+      'forge',
+      'TOKEN_NOT_ISSUED',
+      String(token),
+    ]);
+    a.send('forge x guessed made-up');
+    expect((await a.next('error')).message).toBe('forge: "x" is not a token');
+    a.send(`forge ${token} guessed made-up`);
+    expect((await a.next('written')).outcome).toBe('applied');
+    a.send('exit');
+    expect((await a.exited).code).toBe(0);
+  });
+
   it('looping workers on one resource hold it in turns, each lease with its own token', async () => {
     const loop = ['--resource', 'shared', '--ttl-ms', '2000', '--steps', '2', '--step-ms', '50', '--rounds', '2'];
     const [a, b] = await Promise.all([worker('worker-a', loop), worker('worker-b', loop)]);
