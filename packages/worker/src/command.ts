@@ -19,8 +19,10 @@ import {
 import { emit } from './events.js';
 import { WorkerSession, type WorkerConfig } from './session.js';
 
-// `forge` writes under a token of its own choosing: a buggy or hostile worker.
-const COMMANDS = 'acquire | write ID PAYLOAD | forge TOKEN ID PAYLOAD | read ID | describe | release | exit';
+// `acquire REQUEST_ID` retries an earlier acquisition by hand (R1); `forge`
+// writes under a token of its own choosing: a buggy or hostile worker.
+const COMMANDS =
+  'acquire [REQUEST_ID] | write ID PAYLOAD | forge TOKEN ID PAYLOAD | read ID | describe | release | exit';
 
 /** Everything `fencer worker` runs with. */
 export interface WorkerCommandConfig {
@@ -153,7 +155,7 @@ async function runCommands(session: WorkerSession): Promise<void> {
       case '':
         break;
       case 'acquire':
-        await session.acquire();
+        await session.acquire(first || undefined);
         break;
       case 'write':
         await session.write(first, rest.join(' '));

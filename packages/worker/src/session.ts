@@ -79,14 +79,19 @@ export class WorkerSession {
     return this.#keeper;
   }
 
-  /** Acquires the resource (one request id for all retries, R4) and starts renewing it. */
-  async acquire(): Promise<StepResult<LeaseKeeper>> {
+  /**
+   * Acquires the resource (one request id for all retries, R4) and starts
+   * renewing it. `requestId` retries an earlier acquisition by hand, as a
+   * worker that kept its request id across a crash would (R1).
+   */
+  async acquire(requestId?: string): Promise<StepResult<LeaseKeeper>> {
     return this.#step('acquire', async () => {
       const { resource, ownerId, ttlMs } = this.config;
       const keeper = await LeaseKeeper.acquire(this.#coordinator, {
         resource,
         ownerId,
         ttlMs,
+        ...(requestId ? { requestId } : {}),
         ...(this.config.retry ? { retry: this.config.retry } : {}),
         onRenewed: (lease) =>
           emit({ event: 'renewed', resource, token: lease.token.toString(), remainingMs: lease.remainingMs }),

@@ -91,6 +91,17 @@ describe('fencer worker', () => {
     expect((await a.exited).code).toBe(0);
   });
 
+  it('acquire REQUEST_ID retries an earlier acquisition: the same token, replayed (R1)', async () => {
+    const a = await worker('worker-a', ['--commands', '--resource', 'retried']);
+    a.send('acquire');
+    const first = await a.next('acquired');
+    a.send(`acquire ${first.requestId}`);
+    const again = await a.next('acquired');
+    expect([again.token, again.requestId, again.replayed]).toEqual([first.token, first.requestId, true]);
+    a.send('exit');
+    expect((await a.exited).code).toBe(0);
+  });
+
   it('looping workers on one resource hold it in turns, each lease with its own token', async () => {
     const loop = ['--resource', 'shared', '--ttl-ms', '2000', '--steps', '2', '--step-ms', '50', '--rounds', '2'];
     const [a, b] = await Promise.all([worker('worker-a', loop), worker('worker-b', loop)]);
