@@ -11,6 +11,7 @@ import {
   startWorker,
   type Cluster,
   type ClusterLink,
+  type ClusterOptions,
   type WorkerProcess,
 } from '@fencer/supervisor';
 import { checkHistory } from '../checker/check.js';
@@ -39,6 +40,8 @@ export interface ScenarioOptions {
   readonly coordinatorFlags?: readonly string[];
   /** A running Toxiproxy to use (default: $TOXIPROXY_URL, else start `fencer toxiproxy`). */
   readonly toxiproxyUrl?: string;
+  /** Scripts to run instead of `fencer` for a service: the negative controls' broken variants. */
+  readonly binaries?: ClusterOptions['binaries'];
 }
 
 /** A worker of the scenario, with the links only it uses. */
@@ -98,6 +101,7 @@ export class Scenario {
       workers: options.workers ?? ['worker-a', 'worker-b'],
       ...(options.coordinatorFlags ? { coordinatorFlags: options.coordinatorFlags } : {}),
       ...(toxiproxyUrl ? { toxiproxyUrl } : {}),
+      ...(options.binaries ? { binaries: options.binaries } : {}),
     });
     return new Scenario(options.name, cluster);
   }

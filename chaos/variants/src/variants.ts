@@ -13,13 +13,19 @@ import { TwoStepEngine } from './two-step-engine.js';
 
 /**
  * The two-step sink's pause between check and commit, in ms. It must
- * outlast an AdvanceFence's fsync (tens of ms on a busy disk) and a
- * client's round trip, or the stale write lands before anyone can tell.
+ * outlast an AdvanceFence's fsync (tens of ms on a busy disk), a client's
+ * round trip, and in the checker's negative control a short lease running
+ * out and a successor's grant, or the stale write lands before anyone can
+ * tell. Long, so a loaded machine still shows the bug.
  */
-export const TWO_STEP_PAUSE_MS = 50;
+export const TWO_STEP_PAUSE_MS = 1_000;
 
-/** How long the grant-first coordinator holds each AdvanceFence back after granting, in ms. */
-export const GRANT_FIRST_DELAY_MS = 250;
+/**
+ * How long the grant-first coordinator holds each AdvanceFence back after
+ * granting, in ms: long enough for the old holder to write in between even
+ * on a loaded machine.
+ */
+export const GRANT_FIRST_DELAY_MS = 1_000;
 
 /** One broken variant: the service whose command line it speaks, the rule it breaks, and that command. */
 export interface Variant {
