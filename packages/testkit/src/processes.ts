@@ -39,7 +39,9 @@ export function runFencer(
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
   child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
-  const timeoutMs = options.timeoutMs ?? 10_000;
+  // A hang detector, not a speed check: a cluster that starts and stops
+  // three processes can take 10 s on a loaded 2-core machine.
+  const timeoutMs = options.timeoutMs ?? 25_000;
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
