@@ -56,6 +56,9 @@ const EXPECTED: Record<Reason, [ErrorClass, boolean]> = {
   FENCE_REGRESSION: [FenceConflictError, false],
   FENCE_CONFLICT: [FenceConflictError, false],
   TOKEN_SPACE_EXHAUSTED: [ResourceExhaustedError, false], // T1: never retried
+  RATE_LIMITED: [ResourceExhaustedError, true], // V4: a limit passes
+  TOO_MANY_STREAMS: [ResourceExhaustedError, true],
+  RECORDS_FULL: [ResourceExhaustedError, true],
   UNAUTHENTICATED: [AuthError, false],
   PERMISSION_DENIED: [AuthError, false],
   INTERNAL: [InternalError, false],
