@@ -56,6 +56,9 @@ const EXPECTED: Record<Reason, [ErrorClass, boolean]> = {
   FENCE_REGRESSION: [FenceConflictError, false],
   FENCE_CONFLICT: [FenceConflictError, false],
   TOKEN_SPACE_EXHAUSTED: [ResourceExhaustedError, false], // T1: never retried
+  RATE_LIMITED: [ResourceExhaustedError, true], // V4: a limit passes
+  TOO_MANY_STREAMS: [ResourceExhaustedError, true],
+  RECORDS_FULL: [ResourceExhaustedError, true],
   UNAUTHENTICATED: [AuthError, false],
   PERMISSION_DENIED: [AuthError, false],
   INTERNAL: [InternalError, false],
@@ -85,14 +88,14 @@ describe('toFencerError', () => {
     expect([(held as LeaseHeldError).holderOwnerId, (held as LeaseHeldError).remainingMs]).toEqual(['b', 1234]);
   });
 
-  it.each([
-    ['RATE_LIMITED', grpc.status.RESOURCE_EXHAUSTED, ResourceExhaustedError, true],
-    ['MALFORMED_MESSAGE', grpc.status.INVALID_ARGUMENT, InvalidRequestError, false],
-  ] as const)('maps %s, a reason PROTOCOL.md adds for the hardening to come', (reason, code, Type, retryable) => {
-    const error = toFencerError(serviceError(code, reason));
-    expect(error).toBeInstanceOf(Type);
-    expect(error.retryable).toBe(retryable);
-  });
+  it.each([['MALFORMED_MESSAGE', grpc.status.INVALID_ARGUMENT, InvalidRequestError, false]] as const)(
+    'maps %s, a reason PROTOCOL.md adds for the hardening to come',
+    (reason, code, Type, retryable) => {
+      const error = toFencerError(serviceError(code, reason));
+      expect(error).toBeInstanceOf(Type);
+      expect(error.retryable).toBe(retryable);
+    },
+  );
 
   it.each([
     [grpc.status.UNAVAILABLE, UnavailableError, true],

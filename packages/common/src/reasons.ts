@@ -35,6 +35,10 @@ export const REASON_CODES = Object.freeze({
   FENCE_CONFLICT: CODE.ABORTED,
   // T1: never retried, since no later attempt can find a token above the last uint64.
   TOKEN_SPACE_EXHAUSTED: CODE.RESOURCE_EXHAUSTED,
+  // V4: one client's limit, reached; the call did nothing and may be retried later.
+  RATE_LIMITED: CODE.RESOURCE_EXHAUSTED,
+  TOO_MANY_STREAMS: CODE.RESOURCE_EXHAUSTED,
+  RECORDS_FULL: CODE.RESOURCE_EXHAUSTED,
   // A2: not in the protocol's table, but every refusal carries a reason.
   UNAUTHENTICATED: CODE.UNAUTHENTICATED,
   PERMISSION_DENIED: CODE.PERMISSION_DENIED,

@@ -10,3 +10,4 @@ export * from './lifecycle.js';
 export * from './server-config.js';
 export * from './level-db.js';
 export * from './tls-config.js';
+export * from './connection-limits.js';

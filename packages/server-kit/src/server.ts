@@ -7,6 +7,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
 import { LOADER_OPTIONS, reflectionFiles } from '@fencer/proto';
 import { joinHostPort, listenAddress } from './cli-options.js';
+import { DEFAULT_CONNECTION_LIMITS, grpcServerOptions, type ConnectionLimits } from './connection-limits.js';
 import type { Logger } from './log.js';
 import { StartupError } from './startup-error.js';
 import type { ServerTls } from './tls-config.js';
@@ -27,6 +28,8 @@ export interface ServerSpec {
   readonly tls?: ServerTls | null;
   /** Must stay well above the payload limit (V2), so oversize payloads get INVALID_ARGUMENT. */
   readonly maxReceiveMessageBytes: number;
+  /** V4: streams, buffered bytes and lifetime of one connection; default DEFAULT_CONNECTION_LIMITS. */
+  readonly connectionLimits?: ConnectionLimits;
   readonly log: Logger;
 }
 
@@ -51,6 +54,7 @@ export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> 
   const { host } = listenAddress('listen', spec.listen);
   const server = new grpc.Server({
     'grpc.max_receive_message_length': spec.maxReceiveMessageBytes,
+    ...grpcServerOptions(spec.connectionLimits ?? DEFAULT_CONNECTION_LIMITS),
   });
   spec.register(server);
   const health = new HealthImplementation({ '': 'NOT_SERVING', [spec.serviceName]: 'NOT_SERVING' });

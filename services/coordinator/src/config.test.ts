@@ -57,6 +57,16 @@ describe('coordinator configuration', () => {
       requestRetentionMs: 3_600_000,
       sinkDeadlineMs: 2_000,
       metrics: undefined,
+      coreLimits: { maxRequestRecords: 100_000, maxRecordsPerOwner: 10_000, maxAcquiresPerSecond: 100 },
+      connectionLimits: {
+        maxConcurrentStreams: 100,
+        maxSessionMemoryMib: 64,
+        maxConnectionIdleMs: 300_000,
+        keepaliveMs: 30_000,
+        keepaliveTimeoutMs: 10_000,
+        maxConnectionAgeMs: 3_600_000,
+        maxConnectionAgeGraceMs: 60_000,
+      },
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -83,6 +93,10 @@ describe('coordinator configuration', () => {
       FENCER_COORDINATOR_REQUEST_RETENTION_MS: '5000',
       FENCER_COORDINATOR_SINK_DEADLINE_MS: '250',
       FENCER_COORDINATOR_METRICS: '127.0.0.1:0',
+      FENCER_COORDINATOR_MAX_REQUEST_RECORDS: '50',
+      FENCER_COORDINATOR_MAX_RECORDS_PER_OWNER: '5',
+      FENCER_COORDINATOR_MAX_ACQUIRES_PER_SECOND: '2',
+      FENCER_COORDINATOR_MAX_CONCURRENT_STREAMS: '7',
     });
     expect(config).toMatchObject({
       listen: '127.0.0.1:7001',
@@ -95,6 +109,8 @@ describe('coordinator configuration', () => {
       requestRetentionMs: 5_000,
       sinkDeadlineMs: 250,
       metrics: '127.0.0.1:0',
+      coreLimits: { maxRequestRecords: 50, maxRecordsPerOwner: 5, maxAcquiresPerSecond: 2 },
+      connectionLimits: { maxConcurrentStreams: 7 },
     });
     expect(config.tls?.clientCa).toBeInstanceOf(Buffer);
     expect(Object.keys(config.sinkTls ?? {}).sort()).toEqual(['ca', 'cert', 'key']);

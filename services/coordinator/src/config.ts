@@ -7,6 +7,8 @@ import type { ClientTls } from '@fencer/proto';
 import {
   clientTls,
   ConfigError,
+  connectionLimitOptions,
+  connectionLimits,
   configuredCommand,
   hostPort,
   positiveInteger,
@@ -14,10 +16,12 @@ import {
   serverOptions,
   serverTls,
   tlsOptions,
+  type ConnectionLimits,
   type ServerAuth,
   type ServerTls,
   type TlsFlags,
 } from '@fencer/server-kit';
+import { DEFAULT_CORE_LIMITS, type CoreLimits } from './core/quota.js';
 
 export { ConfigError };
 
@@ -56,9 +60,14 @@ export interface CoordinatorConfig {
   readonly sinkDeadlineMs: number;
   /** HOST:PORT for Prometheus /metrics, or undefined for none. */
   readonly metrics: string | undefined;
+  /** V4: request records and Acquire rate, in all and per owner. */
+  readonly coreLimits: CoreLimits;
+  /** V4: streams, buffered bytes and lifetime of each connection. */
+  readonly connectionLimits: ConnectionLimits;
 }
 
-interface RawOptions extends TlsFlags {
+/** Flag values as commander parses them; the V4 limits may be left out (their defaults apply). */
+interface RawOptions extends TlsFlags, Partial<Record<keyof CoreLimits | keyof ConnectionLimits, number>> {
   listen: string;
   data: string;
   repair?: boolean;
@@ -96,6 +105,12 @@ export function coordinatorConfig(options: RawOptions): CoordinatorConfig {
     requestRetentionMs: options.requestRetentionMs,
     sinkDeadlineMs: options.sinkDeadlineMs,
     metrics: options.metrics,
+    coreLimits: Object.freeze({
+      maxRequestRecords: options.maxRequestRecords ?? DEFAULT_CORE_LIMITS.maxRequestRecords,
+      maxRecordsPerOwner: options.maxRecordsPerOwner ?? DEFAULT_CORE_LIMITS.maxRecordsPerOwner,
+      maxAcquiresPerSecond: options.maxAcquiresPerSecond ?? DEFAULT_CORE_LIMITS.maxAcquiresPerSecond,
+    }),
+    connectionLimits: connectionLimits(options),
   });
 }
 
@@ -144,6 +159,19 @@ export function buildCoordinatorCommand(run: (config: CoordinatorConfig) => Prom
         .env('FENCER_COORDINATOR_SINK_DEADLINE_MS')
         .default(2_000)
         .argParser(positiveInteger),
+      new Option('--max-request-records <n>', 'request records kept at once, all owners together (V4, R3)')
+        .env('FENCER_COORDINATOR_MAX_REQUEST_RECORDS')
+        .default(DEFAULT_CORE_LIMITS.maxRequestRecords)
+        .argParser(positiveInteger),
+      new Option('--max-records-per-owner <n>', 'request records kept at once for one owner_id (V4, R3)')
+        .env('FENCER_COORDINATOR_MAX_RECORDS_PER_OWNER')
+        .default(DEFAULT_CORE_LIMITS.maxRecordsPerOwner)
+        .argParser(positiveInteger),
+      new Option('--max-acquires-per-second <n>', 'Acquires per second one owner_id may make, and its burst (V4)')
+        .env('FENCER_COORDINATOR_MAX_ACQUIRES_PER_SECOND')
+        .default(DEFAULT_CORE_LIMITS.maxAcquiresPerSecond)
+        .argParser(positiveInteger),
+      ...connectionLimitOptions('FENCER_COORDINATOR'),
     ],
     coordinatorConfig,
     run,

@@ -95,6 +95,7 @@ export async function startCoordinator(
       sink: deps.wrapSink?.(sink) ?? sink,
       newGrantId: deps.newGrantId ?? randomUUID,
       requestRetentionMs: config.requestRetentionMs,
+      limits: config.coreLimits,
       log,
     });
     core = opened;
@@ -109,6 +110,7 @@ export async function startCoordinator(
         ),
       // Far above any valid request, so an oversize id is answered INVALID_ARGUMENT naming it.
       maxReceiveMessageBytes: 4 * 1024 * 1024,
+      connectionLimits: config.connectionLimits,
       log,
     });
     if (config.metrics !== undefined) metricsServer = await serveMetrics(config.metrics);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   eventually,
+  logEntries,
   startFencer,
   stopFencer,
   tempDir,
@@ -131,6 +132,41 @@ describe('coordinator and sink as real processes', () => {
     expect(await direct.getFence(resource)).toEqual({ fence: max });
     expect(ok(await coordinator.api.describe(resource))).toEqual({ lease: null, last_token: '0' });
     direct.close();
+    coordinator.client.close();
+  });
+
+  it('V4: past --max-records-per-owner and --max-acquires-per-second, Acquire is RESOURCE_EXHAUSTED with RECORDS_FULL / RATE_LIMITED on the wire, logged once per owner', async () => {
+    const coordinator = await startCoordinatorProcess(join(dir.path, fresh('coordinator')), sink.address, [
+      '--max-records-per-owner',
+      '1',
+      '--max-acquires-per-second',
+      '3',
+    ]);
+    const acquire = (owner: string) => coordinator.api.acquire(acquireReq(fresh('quota'), owner, 60_000));
+    // Three calls fit mallory's burst of 3, so only the record quota can refuse them.
+    ok(await acquire('mallory'));
+    for (let i = 0; i < 2; i++) {
+      const full = refused(await acquire('mallory'));
+      expect([full.code, full.reason, full.metadata]).toEqual([
+        CODE.RESOURCE_EXHAUSTED,
+        'RECORDS_FULL',
+        { scope: 'owner', limit: '1' },
+      ]);
+    }
+    // Twelve at once cannot all fit eve's burst of 3 (plus 3 a second).
+    const answers = await Promise.all(Array.from({ length: 12 }, () => acquire('eve')));
+    const limited = answers.filter((a) => !a.ok && a.failure.reason === 'RATE_LIMITED').map(refused);
+    expect(limited.length).toBeGreaterThan(0);
+    for (const failure of limited) {
+      expect(failure.code).toBe(CODE.RESOURCE_EXHAUSTED);
+      expect(Number(failure.metadata.retry_after_ms)).toBeGreaterThan(0);
+    }
+    ok(await acquire('alice')); // others are not affected
+    const logged = logEntries(coordinator.child.stderr())
+      .filter((e) => e.ownerId === 'mallory' || e.ownerId === 'eve')
+      .map((e) => `${e.ownerId as string} ${e.kind as string}`);
+    expect(logged.filter((line) => line === 'mallory records-full')).toHaveLength(1);
+    expect(logged.filter((line) => line === 'eve rate-limited')).toHaveLength(1);
     coordinator.client.close();
   });
 

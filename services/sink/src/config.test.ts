@@ -87,6 +87,33 @@ describe('sink flags', () => {
       tls: null,
       maxPayloadBytes: 1024 * 1024,
       metrics: undefined,
+      connectionLimits: {
+        maxConcurrentStreams: 100,
+        maxSessionMemoryMib: 64,
+        maxConnectionIdleMs: 300_000,
+        keepaliveMs: 30_000,
+        keepaliveTimeoutMs: 10_000,
+        maxConnectionAgeMs: 3_600_000,
+        maxConnectionAgeGraceMs: 60_000,
+      },
+    });
+  });
+
+  it('V4: reads each connection limit from its flag or FENCER_SINK_* variable', async () => {
+    process.env.FENCER_SINK_MAX_CONNECTION_IDLE_MS = '2000';
+    process.env.FENCER_SINK_MAX_SESSION_MEMORY_MIB = '4';
+    let config: SinkConfig;
+    try {
+      config = await parse(['--insecure', '--max-concurrent-streams', '8', '--keepalive-timeout-ms', '500']);
+    } finally {
+      delete process.env.FENCER_SINK_MAX_CONNECTION_IDLE_MS;
+      delete process.env.FENCER_SINK_MAX_SESSION_MEMORY_MIB;
+    }
+    expect(config.connectionLimits).toMatchObject({
+      maxConcurrentStreams: 8,
+      keepaliveTimeoutMs: 500,
+      maxConnectionIdleMs: 2_000,
+      maxSessionMemoryMib: 4,
     });
   });
 
@@ -96,6 +123,8 @@ describe('sink flags', () => {
     ['--max-payload-bytes', '0'],
     ['--max-payload-bytes', 'lots'],
     ['--max-payload-bytes', '1.5'],
+    ['--max-concurrent-streams', '0'],
+    ['--max-connection-idle-ms', String(2 ** 31)],
     ['--metrics', 'localhost'],
   ])('refuses %s %s', async (flag, value) => {
     await expect(parse(['--insecure', flag, value])).rejects.toBeInstanceOf(CommanderError);

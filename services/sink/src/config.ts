@@ -4,11 +4,14 @@
 import { Command, Option } from 'commander';
 import {
   ConfigError,
+  connectionLimitOptions,
+  connectionLimits,
   configuredCommand,
   positiveInteger,
   serverAuth,
   serverOptions,
   serverTls,
+  type ConnectionLimits,
   type ServerAuth,
   type ServerTls,
   type TlsFlags,
@@ -37,10 +40,12 @@ export interface SinkConfig {
   readonly maxPayloadBytes: number;
   /** HOST:PORT for Prometheus /metrics, or undefined for none. */
   readonly metrics: string | undefined;
+  /** V4: streams, buffered bytes and lifetime of each connection. */
+  readonly connectionLimits: ConnectionLimits;
 }
 
-/** Flag values as commander parses them (also what `sinkConfig` takes in-process). */
-export interface SinkOptions extends TlsFlags {
+/** Flag values as commander parses them (also what `sinkConfig` takes in-process; absent V4 limits take their defaults). */
+export interface SinkOptions extends TlsFlags, Partial<Record<keyof ConnectionLimits, number>> {
   listen: string;
   data: string;
   repair?: boolean;
@@ -65,6 +70,7 @@ export function sinkConfig(options: SinkOptions): SinkConfig {
     tls: serverTls(options),
     maxPayloadBytes: options.maxPayloadBytes,
     metrics: options.metrics,
+    connectionLimits: connectionLimits(options),
   });
 }
 
@@ -81,6 +87,7 @@ export function buildSinkCommand(run: (config: SinkConfig) => Promise<void>): Co
         .env('FENCER_SINK_MAX_PAYLOAD_BYTES')
         .default(1024 * 1024)
         .argParser(positiveInteger),
+      ...connectionLimitOptions('FENCER_SINK'),
     ],
     sinkConfig,
     run,

@@ -100,6 +100,7 @@ export async function startSink(config: SinkConfig, options: { log?: Logger } & 
       // message past this bound (64 MiB by default) is RESOURCE_EXHAUSTED:
       // the price of never buffering unbounded input.
       maxReceiveMessageBytes: Math.max(64 * 1024 * 1024, 4 * config.maxPayloadBytes),
+      connectionLimits: config.connectionLimits,
       log,
     });
     if (config.metrics !== undefined) metricsServer = await serveMetrics(config.metrics);

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { prng } from '@fencer/testkit';
 import { FakeClock } from '@fencer/common';
+import { UNLIMITED } from '../../test/doubles/limits.js';
 import { Coordinator, type CoreLog } from './coordinator.js';
 import { MemoryDisk, MemoryStore } from '../../test/doubles/memory-store.js';
 import { MemorySink } from '../../test/doubles/memory-sink.js';
@@ -34,6 +35,7 @@ async function runHistory(seed: number, steps: number) {
       sink,
       newGrantId: () => `g${++grantIds}`,
       requestRetentionMs: 10 ** 9,
+      limits: UNLIMITED,
       log: quiet,
     });
   let core = await open();
@@ -134,6 +136,9 @@ async function runHistory(seed: number, steps: number) {
             throw new Error(`${where}: FENCE_CONFLICT with no concurrent coordinator`);
           case 'token-space-exhausted':
             throw new Error(`${where}: T1 exhaustion with tokens far below 2^64−1`);
+          case 'rate-limited':
+          case 'records-full':
+            throw new Error(`${where}: a V4 limit with none configured`);
         }
         break;
       }

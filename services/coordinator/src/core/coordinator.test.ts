@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { gate, hasSettled } from '@fencer/testkit';
 import { FakeClock, UINT64_MAX } from '@fencer/common';
+import { UNLIMITED } from '../../test/doubles/limits.js';
 import { Coordinator, type AcquireOutcome, type CoreLog } from './coordinator.js';
 import { MemoryDisk, MemoryStore } from '../../test/doubles/memory-store.js';
 import { MemorySink } from '../../test/doubles/memory-sink.js';
@@ -21,6 +22,7 @@ async function setup(options: { retentionMs?: number; disk?: MemoryDisk; sink?: 
       sink,
       newGrantId: () => `grant-${++ids}`,
       requestRetentionMs: options.retentionMs ?? 3_600_000,
+      limits: UNLIMITED,
       log: quiet,
     });
   const core = await open();

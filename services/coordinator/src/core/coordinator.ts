@@ -8,6 +8,7 @@ import { LeaseTable, type Description } from './lease-table.js';
 import type { LeaseStore } from './store.js';
 import type { SinkAdvanceOutcome, SinkPort } from './sink-port.js';
 import type { AcquireParams, Grant, LeaseView, ReleaseParams, RenewParams, RequestRecord } from './model.js';
+import { OffenderLog, RateLimiter, type CoreLimits } from './quota.js';
 
 /** Sink answers that mean this coordinator's credential is wrong or missing (A1). */
 const AUTH_CODES = new Set(['UNAUTHENTICATED', 'PERMISSION_DENIED']);
@@ -26,7 +27,11 @@ export type AcquireOutcome =
   /** L3: the sink's fence was beyond the token even after one retry above it. */
   | { readonly kind: 'fence-conflict'; readonly fence: bigint }
   /** T1: the next token would pass 2^64−1; nothing was reserved or sent, and no retry can help. */
-  | { readonly kind: 'token-space-exhausted' };
+  | { readonly kind: 'token-space-exhausted' }
+  /** V4: this owner's Acquire rate is spent; a token is back in `retryAfterMs`. Nothing was done. */
+  | { readonly kind: 'rate-limited'; readonly retryAfterMs: number }
+  /** V4/R3: granting would keep more request records than `limit` for this owner or for the service. */
+  | { readonly kind: 'records-full'; readonly scope: 'owner' | 'service'; readonly limit: number };
 
 /** Renew's outcome (L4). */
 export type RenewOutcome =
@@ -64,6 +69,8 @@ export interface CoreDeps {
   readonly newGrantId: () => string;
   /** R3 retention of request records, in ms of `clock`. */
   readonly requestRetentionMs: number;
+  /** V4: what one owner, and all together, may keep and do. */
+  readonly limits: CoreLimits;
   readonly log: CoreLog;
 }
 
@@ -81,12 +88,15 @@ export class Coordinator {
   readonly #table: LeaseTable;
   readonly #requestLocks = new KeyedLock();
   readonly #resourceLocks = new KeyedLock();
+  readonly #rate: RateLimiter;
+  readonly #offenders = new OffenderLog();
   /** Operations in progress, so `close()` can wait for them before the store is closed. */
   readonly #running = new Set<Promise<unknown>>();
   #closed = false;
 
   private constructor(private readonly deps: CoreDeps) {
     this.#table = new LeaseTable(deps.clock, deps.requestRetentionMs);
+    this.#rate = new RateLimiter(deps.clock, deps.limits.maxAcquiresPerSecond);
   }
 
   /** Loads the store's state (L7: surviving grants valid for a full TTL from now) and returns a ready core. */
@@ -133,9 +143,17 @@ export class Coordinator {
         return unreachable(lookup);
     }
 
+    // V4: after R1, so a retry is always answered; before anything that costs a write.
+    const retryAfterMs = this.#rate.take(params.ownerId);
+    if (retryAfterMs !== undefined) return this.#refuse(params.ownerId, { kind: 'rate-limited', retryAfterMs });
+
     const availability = this.#table.availability(params.resource);
     if (availability.kind === 'held')
       return { kind: 'held', holder: availability.holder, remainingMs: availability.remainingMs };
+
+    const full = this.#recordsFull(params.ownerId);
+    if (full) return this.#refuse(params.ownerId, full);
+    this.#offenders.forgive(params.ownerId);
 
     for (let attempt = 1; ; attempt += 1) {
       // T1, checked before anything is stored or sent: also after a regression to a fence of 2^64−1.
@@ -286,10 +304,12 @@ export class Coordinator {
   /**
    * R3: drops request records past retention. Each deletion runs under its
    * request id's lock, so it can never race an Acquire re-recording that id.
-   * Resolves with the number of records collected once every deletion has
-   * settled; rejects with the first store failure.
+   * Also frees the rate buckets that have refilled (V4). Resolves with the
+   * number of records collected once every deletion has settled; rejects
+   * with the first store failure.
    */
   async collectRequests(): Promise<number> {
+    this.#rate.prune();
     const collected = await settleAll(
       this.#table.collectableRequests().map((requestId) =>
         this.#track(() =>
@@ -325,6 +345,34 @@ export class Coordinator {
     const advance = await this.deps.sink.advanceFence({ resource, token, grantId: this.deps.newGrantId(), ownerId });
     if (advance.kind === 'regression') this.#table.noteSinkFence(resource, advance.fence);
     return advance;
+  }
+
+  /**
+   * V4/R3: a grant adds one request record; refused if that would pass the
+   * owner's quota or the service's bound. Records past retention still count
+   * until the R3 sweep has collected them, so the bound holds on disk too.
+   */
+  #recordsFull(ownerId: string): Extract<AcquireOutcome, { kind: 'records-full' }> | undefined {
+    const { limits } = this.deps;
+    const counts = this.#table.recordCounts(ownerId);
+    if (counts.owner >= limits.maxRecordsPerOwner)
+      return { kind: 'records-full', scope: 'owner', limit: limits.maxRecordsPerOwner };
+    if (counts.total >= limits.maxRequestRecords)
+      return { kind: 'records-full', scope: 'service', limit: limits.maxRequestRecords };
+    return undefined;
+  }
+
+  /** Answers a V4 refusal, logging it once per owner and kind until the owner is within bounds again. */
+  #refuse<T extends Extract<AcquireOutcome, { kind: 'rate-limited' | 'records-full' }>>(
+    ownerId: string,
+    outcome: T,
+  ): T {
+    if (this.#offenders.first(ownerId, outcome.kind))
+      this.deps.log.warn(
+        { ownerId, ...outcome },
+        'owner reached a coordinator limit (V4); refusing until it is back within',
+      );
+    return outcome;
   }
 
   /** Runs `operation` as one that `close()` waits for; refuses once closed. */

@@ -79,6 +79,8 @@ const L8_BACKOFF_MAX_MS = 5_000;
 export class LeaseTable {
   readonly #resources = new Map<string, ResourceState>();
   readonly #requests = new Map<string, HeldRecord>();
+  /** Records per owner_id (V4 quota); an owner with none has no entry. */
+  readonly #ownerRecords = new Map<string, number>();
 
   /** @param requestRetentionMs how long request records are kept (R3), counted on `clock`. */
   constructor(
@@ -100,7 +102,12 @@ export class LeaseTable {
       // Defensive: a counter below a stored grant would be a store bug, and reusing a token is the one thing never allowed (L6).
       if (entry.reserved < grant.token) entry.reserved = grant.token;
     }
-    for (const record of state.requests) this.#requests.set(record.requestId, { record, sinceMs: nowMs });
+    for (const record of state.requests) this.#putRecord({ record, sinceMs: nowMs });
+  }
+
+  /** V4/R3: request records kept now, in all and of `ownerId`. */
+  recordCounts(ownerId: string): { readonly total: number; readonly owner: number } {
+    return { total: this.#requests.size, owner: this.#ownerRecords.get(ownerId) ?? 0 };
   }
 
   /** R1/R2/R3: what the request id says, before any other rule is consulted. */
@@ -238,7 +245,7 @@ export class LeaseTable {
     entry.latest = { ...grant, expiresAtMs: nowMs + grant.ttlMs };
     entry.fenceFailures = 0;
     entry.fenceRetryAtMs = 0;
-    this.#requests.set(record.requestId, { record, sinceMs: nowMs });
+    this.#putRecord({ record, sinceMs: nowMs });
     return this.#view(entry.latest, nowMs);
   }
 
@@ -274,7 +281,26 @@ export class LeaseTable {
 
   /** After the record's deletion was written (R3). */
   forgetRequest(requestId: string): void {
+    this.#dropRecord(requestId);
+  }
+
+  /** Records `held`, replacing (and uncounting) a collectable record of the same id. */
+  #putRecord(held: HeldRecord): void {
+    this.#dropRecord(held.record.requestId);
+    this.#requests.set(held.record.requestId, held);
+    const owner = held.record.ownerId;
+    this.#ownerRecords.set(owner, (this.#ownerRecords.get(owner) ?? 0) + 1);
+  }
+
+  /** Forgets a record and its owner's count; an owner with none left is freed (V4). */
+  #dropRecord(requestId: string): void {
+    const held = this.#requests.get(requestId);
+    if (!held) return;
     this.#requests.delete(requestId);
+    const owner = held.record.ownerId;
+    const left = (this.#ownerRecords.get(owner) ?? 1) - 1;
+    if (left > 0) this.#ownerRecords.set(owner, left);
+    else this.#ownerRecords.delete(owner);
   }
 
   /**

@@ -67,6 +67,20 @@ describe('error model: outcome → code, reason, ErrorInfo metadata', () => {
       'TOKEN_SPACE_EXHAUSTED',
       { resource: 'r' },
     ],
+    [
+      'V4 rate',
+      { kind: 'rate-limited', retryAfterMs: 250 },
+      grpc.status.RESOURCE_EXHAUSTED,
+      'RATE_LIMITED',
+      { retry_after_ms: '250' },
+    ],
+    [
+      'V4 records',
+      { kind: 'records-full', scope: 'owner', limit: 3 },
+      grpc.status.RESOURCE_EXHAUSTED,
+      'RECORDS_FULL',
+      { scope: 'owner', limit: '3' },
+    ],
   ])('Acquire, %s', (_rule, outcome, code, reason, metadata) => {
     expect(refusal(() => acquireResponseOrThrow(outcome, 'r'))).toEqual({ code, reason, metadata });
   });

@@ -19,7 +19,7 @@ export function leaseMessage(lease: LeaseView): Lease {
   };
 }
 
-/** granted/replayed → response; LEASE_HELD, REQUEST_ID_REUSED, SINK_UNAVAILABLE, FENCE_CONFLICT, TOKEN_SPACE_EXHAUSTED thrown. */
+/** granted/replayed → response; LEASE_HELD, REQUEST_ID_REUSED, SINK_UNAVAILABLE, FENCE_CONFLICT, TOKEN_SPACE_EXHAUSTED, RATE_LIMITED, RECORDS_FULL thrown. */
 export function acquireResponseOrThrow(outcome: AcquireOutcome, resource: string): AcquireResponse {
   switch (outcome.kind) {
     case 'granted':
@@ -65,6 +65,20 @@ export function acquireResponseOrThrow(outcome: AcquireOutcome, resource: string
         'TOKEN_SPACE_EXHAUSTED',
         `${resource} has used up its tokens: the next would pass 2^64-1 (T1); it can never be granted again`,
         { resource },
+      );
+    case 'rate-limited':
+      throw new Failure(
+        'RATE_LIMITED',
+        `this owner's Acquire rate is spent (V4); nothing was done, retry in ${outcome.retryAfterMs} ms`,
+        { retry_after_ms: String(outcome.retryAfterMs) },
+      );
+    case 'records-full':
+      throw new Failure(
+        'RECORDS_FULL',
+        outcome.scope === 'owner'
+          ? `this owner keeps ${outcome.limit} request records already (V4, R3); nothing was granted, retry once some are released or collected`
+          : `the coordinator keeps ${outcome.limit} request records already (V4, R3); nothing was granted`,
+        { scope: outcome.scope, limit: String(outcome.limit) },
       );
   }
 }

@@ -1,0 +1,116 @@
+// V4 at the connection level, for both servers: how many streams one
+// connection may hold open, how much it may make the server buffer for it,
+// and how long a connection that is silent, idle or stuck may live. All are
+// enforced by grpc-js and Node's HTTP/2 (nghttp2), below any handler: a
+// stream past a bound is refused (REFUSED_STREAM, or ENHANCE_YOUR_CALM past
+// the memory bound) before a call exists, so no gRPC status can carry it.
+import { InvalidArgumentError, Option } from 'commander';
+import type { ServerOptions } from '@grpc/grpc-js';
+import { positiveInteger } from './cli-options.js';
+
+/** The per-connection bounds of a server; each has a `--max-...`-style flag. */
+export interface ConnectionLimits {
+  /** HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS: streams (calls) open at once on one connection. */
+  readonly maxConcurrentStreams: number;
+  /**
+   * What one connection may make the server hold, in MiB: responses its
+   * client does not read included. Past it, new streams are refused.
+   */
+  readonly maxSessionMemoryMib: number;
+  /** A connection with no call in progress this long is closed (GOAWAY). */
+  readonly maxConnectionIdleMs: number;
+  /** Every connection is pinged this often... */
+  readonly keepaliveMs: number;
+  /** ...and closed if the ping is not answered within this: silent sockets, dead peers. */
+  readonly keepaliveTimeoutMs: number;
+  /** Every connection is asked to go away after this long (clients reconnect), bounding stuck streams... */
+  readonly maxConnectionAgeMs: number;
+  /** ...and closed this long after that, with whatever it still holds. */
+  readonly maxConnectionAgeGraceMs: number;
+}
+
+/**
+ * Far above what an honest client needs (grpc-js clients queue calls past
+ * the stream bound, they do not fail), low enough that 1,500 unread 1 MiB
+ * responses on one connection cost 64 MiB, not 1.5 GB.
+ */
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = Object.freeze({
+  maxConcurrentStreams: 100,
+  maxSessionMemoryMib: 64,
+  maxConnectionIdleMs: 300_000,
+  keepaliveMs: 30_000,
+  keepaliveTimeoutMs: 10_000,
+  maxConnectionAgeMs: 3_600_000,
+  maxConnectionAgeGraceMs: 60_000,
+});
+
+/** Timers above this fire at once in Node (2^31 − 1 ms), so no bound may exceed it. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+const FLAGS: readonly { key: keyof ConnectionLimits; flag: string; what: string }[] = [
+  { key: 'maxConcurrentStreams', flag: 'max-concurrent-streams', what: 'streams open at once per connection (V4)' },
+  {
+    key: 'maxSessionMemoryMib',
+    flag: 'max-session-memory-mib',
+    what: 'MiB one connection may make the server buffer, unread responses included; past it new streams are refused (V4)',
+  },
+  {
+    key: 'maxConnectionIdleMs',
+    flag: 'max-connection-idle-ms',
+    what: 'close a connection with no call this long (V4)',
+  },
+  { key: 'keepaliveMs', flag: 'keepalive-ms', what: 'ping every connection this often (V4)' },
+  {
+    key: 'keepaliveTimeoutMs',
+    flag: 'keepalive-timeout-ms',
+    what: 'close a connection whose peer does not answer a ping within this, e.g. one that never sent the HTTP/2 preface (V4)',
+  },
+  {
+    key: 'maxConnectionAgeMs',
+    flag: 'max-connection-age-ms',
+    what: 'ask every connection to go away after this long (V4)',
+  },
+  {
+    key: 'maxConnectionAgeGraceMs',
+    flag: 'max-connection-age-grace-ms',
+    what: 'then close it, with calls still stuck on it, after this much more (V4)',
+  },
+];
+
+/** The flags of every ConnectionLimits field, each also settable as `<envPrefix>_<NAME>`. */
+export function connectionLimitOptions(envPrefix: string): Option[] {
+  return FLAGS.map(({ key, flag, what }) =>
+    new Option(`--${flag} <n>`, what)
+      .env(`${envPrefix}_${flag.toUpperCase().replaceAll('-', '_')}`)
+      .default(DEFAULT_CONNECTION_LIMITS[key])
+      .argParser(boundedInteger(flag)),
+  );
+}
+
+/** The limits among parsed options; what is absent (in-process callers) takes its default. */
+export function connectionLimits(options: Partial<Record<keyof ConnectionLimits, number>>): ConnectionLimits {
+  const limits = { ...DEFAULT_CONNECTION_LIMITS };
+  for (const { key } of FLAGS) if (options[key] !== undefined) limits[key] = options[key];
+  return Object.freeze(limits);
+}
+
+/** grpc-js server options that enforce `limits`. */
+export function grpcServerOptions(limits: ConnectionLimits): ServerOptions {
+  return {
+    'grpc.max_concurrent_streams': limits.maxConcurrentStreams,
+    'grpc-node.max_session_memory': limits.maxSessionMemoryMib,
+    'grpc.max_connection_idle_ms': limits.maxConnectionIdleMs,
+    'grpc.keepalive_time_ms': limits.keepaliveMs,
+    'grpc.keepalive_timeout_ms': limits.keepaliveTimeoutMs,
+    'grpc.max_connection_age_ms': limits.maxConnectionAgeMs,
+    'grpc.max_connection_age_grace_ms': limits.maxConnectionAgeGraceMs,
+  };
+}
+
+function boundedInteger(flag: string) {
+  return (value: string): number => {
+    const n = positiveInteger(value);
+    if (n > MAX_TIMER_MS) throw new InvalidArgumentError(`--${flag} must be at most ${MAX_TIMER_MS}`);
+    return n;
+  };
+}

@@ -1,0 +1,146 @@
+// V4 at the connection level, against a real `fencer sink` process and raw
+// HTTP/2 or TCP clients that misbehave the way observed attacks did: streams
+// past the per-connection bound, 1 MiB results requested and never read,
+// sockets that never send the HTTP/2 preface, connections left idle. Each
+// assertion is a refusal or a close the server makes, never a duration.
+import http2 from 'node:http2';
+import net from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFencer, stopFencer, tempDir, sinkCalls, type FencerProcess } from '@fencer/testkit';
+
+const { NGHTTP2_REFUSED_STREAM, NGHTTP2_ENHANCE_YOUR_CALM } = http2.constants;
+
+let dir: ReturnType<typeof tempDir>;
+const children: FencerProcess[] = [];
+
+beforeAll(() => {
+  dir = tempDir();
+});
+
+afterAll(async () => {
+  await Promise.all(children.map((child) => stopFencer(child, 1_000)));
+  dir.remove();
+});
+
+async function startSink(name: string, flags: string[]): Promise<FencerProcess> {
+  const child = await startFencer([
+    'sink',
+    '--insecure',
+    '--listen',
+    '127.0.0.1:0',
+    '--data',
+    join(dir.path, name),
+    ...flags,
+  ]);
+  children.push(child);
+  return child;
+}
+
+/** A length-prefixed gRPC message holding a ReadRequest{resource = 1, result_id = 2}. */
+function readRequestFrame(resource: string, resultId: string): Buffer {
+  const field = (number: number, text: string) => {
+    const bytes = Buffer.from(text);
+    return Buffer.concat([Buffer.from([(number << 3) | 2, bytes.length]), bytes]);
+  };
+  const message = Buffer.concat([field(1, resource), field(2, resultId)]);
+  const prefix = Buffer.alloc(5);
+  prefix.writeUInt32BE(message.length, 1);
+  return Buffer.concat([prefix, message]);
+}
+
+/** Opens a gRPC stream on `session` and never reads what comes back. */
+function unreadStream(session: http2.ClientHttp2Session, method: string, body?: Buffer): http2.ClientHttp2Stream {
+  const stream = session.request({
+    ':method': 'POST',
+    ':path': `/fencing.v1.Sink/${method}`,
+    'content-type': 'application/grpc',
+    te: 'trailers',
+  });
+  stream.on('error', () => undefined); // a refused stream errors; its rstCode is what is asserted
+  stream.pause();
+  if (body) stream.end(body);
+  return stream;
+}
+
+/** The RST_STREAM code a stream ended with (0 if still open when `session` closes). */
+const rstCodeOf = (stream: http2.ClientHttp2Stream) =>
+  new Promise<number>((resolve) => stream.once('close', () => resolve(stream.rstCode ?? 0)));
+
+/** Resolves when the server has closed `socket`; the bound is the test's own timeout. */
+const closedByServer = (socket: net.Socket) =>
+  new Promise<void>((resolve) => {
+    socket.resume(); // read, so the server's FIN is seen
+    socket.once('close', () => resolve());
+  });
+
+describe('V4: streams per connection are bounded', () => {
+  it('refuses the stream past --max-concurrent-streams (REFUSED_STREAM) while a well-behaved client is still answered', async () => {
+    const sink = await startSink('streams', ['--max-concurrent-streams', '4']);
+    // Told nothing yet of the server's SETTINGS, this client sends 5 streams at once, and leaves each half-sent.
+    const session = http2.connect(`http://${sink.address}`, { peerMaxConcurrentStreams: 1_000 });
+    const streams = Array.from({ length: 5 }, () => unreadStream(session, 'GetFence'));
+    const refused = await Promise.any(
+      streams.map(async (s) => ((await rstCodeOf(s)) === NGHTTP2_REFUSED_STREAM ? s : Promise.reject(new Error()))),
+    );
+    expect(streams.indexOf(refused)).toBe(4);
+    expect(session.remoteSettings.maxConcurrentStreams).toBe(4);
+    expect(streams.slice(0, 4).every((s) => !s.closed)).toBe(true);
+
+    const other = sinkCalls(sink.address);
+    expect(await other.getFence('any')).toEqual({ fence: '0' });
+    other.close();
+    session.destroy();
+  });
+
+  it('refuses new streams (ENHANCE_YOUR_CALM) once unread 1 MiB responses pass --max-session-memory-mib, while another client still reads', async () => {
+    const sink = await startSink('unread', ['--max-session-memory-mib', '3']);
+    const writer = sinkCalls(sink.address);
+    await writer.advance({ resource: 'big', token: '1', grant_id: 'g1' });
+    await writer.write({ resource: 'big', token: '1', result_id: 'r', payload: Buffer.alloc(1024 * 1024, 7) });
+
+    const session = http2.connect(`http://${sink.address}`);
+    await new Promise((resolve) => session.once('remoteSettings', resolve));
+    const streams: http2.ClientHttp2Stream[] = [];
+    let refused: number | undefined;
+    // One at a time, as a careful attacker would: each Read's 1 MiB answer stays in the server, unread.
+    for (let i = 0; i < 20 && refused === undefined; i++) {
+      const stream = unreadStream(session, 'Read', readRequestFrame('big', 'r'));
+      streams.push(stream);
+      const outcome = await Promise.race([
+        rstCodeOf(stream),
+        new Promise<'answered'>((resolve) => stream.once('response', () => resolve('answered'))),
+      ]);
+      if (outcome !== 'answered') refused = outcome;
+    }
+    expect(refused).toBe(NGHTTP2_ENHANCE_YOUR_CALM);
+    expect(streams.length).toBeLessThan(20);
+
+    // Another client reads the same megabyte meanwhile.
+    const reader = sinkCalls(sink.address);
+    expect((await reader.read('big', 'r')).payload).toHaveLength(1024 * 1024);
+    reader.close();
+    writer.close();
+    session.destroy();
+  });
+});
+
+describe('V4: silent and idle connections are closed after a bound', () => {
+  it('closes a TCP connection that never sends the HTTP/2 preface (keepalive ping unanswered)', async () => {
+    const sink = await startSink('silent', ['--keepalive-ms', '200', '--keepalive-timeout-ms', '200']);
+    const [host, port] = [sink.address.split(':')[0]!, Number(sink.address.split(':')[1])];
+    const silent = net.connect(port, host);
+    const halfPreface = net.connect(port, host, () => halfPreface.write('PRI * HTTP/2.0\r\n'));
+    await Promise.all([closedByServer(silent), closedByServer(halfPreface)]);
+  });
+
+  it('closes an HTTP/2 connection idle past --max-connection-idle-ms with a GOAWAY', async () => {
+    const sink = await startSink('idle', ['--max-connection-idle-ms', '300']);
+    const session = http2.connect(`http://${sink.address}`);
+    const goaway = new Promise<number>((resolve) => session.once('goaway', (code) => resolve(code)));
+    const closed = new Promise<void>((resolve) => session.once('close', () => resolve()));
+    session.on('error', () => undefined);
+    expect(await goaway).toBe(http2.constants.NGHTTP2_NO_ERROR);
+    await closed;
+  });
+});
