@@ -53,6 +53,25 @@ export function describeStoreContract(name: string, newLocation: () => Promise<S
     );
 
     it(
+      'a key read as missing is found once stored, however long and non-ASCII (S5, S6)',
+      withLocation(async (location) => {
+        const { store } = await location.open();
+        const astral = '\u{1F9EA}'.repeat(128); // 512 UTF-8 bytes, the V2 maximum
+        for (const [resource, resultId] of [
+          [astral, astral],
+          ['r', '\u00e9'.repeat(300)],
+        ] as const) {
+          expect(await store.fence(resource)).toBeUndefined();
+          expect(await store.result(resource, resultId)).toBeUndefined();
+          await store.commit([fenceOp(resource, 1n), resultOp(resource, resultId, 1n, text('p'))]);
+          expect((await store.durableFence(resource))?.fence).toBe(1n);
+          expect(plain((await store.durableResult(resource, resultId))?.payload)).toEqual(plain(text('p')));
+        }
+        await store.close();
+      }),
+    );
+
+    it(
       'F2: a commit is visible to the next read before it is durable',
       withLocation(async (location) => {
         const { store } = await location.open();

@@ -104,7 +104,11 @@ describe('LevelDB backend writes', () => {
         const old = Buffer.concat([Buffer.alloc(8), Buffer.from('grant-7', 'utf8')]);
         old.writeBigUInt64BE(7n, 0);
         await db.sublevel<string, Buffer>('fence', { keyEncoding: 'utf8', valueEncoding: 'buffer' }).put('r', old);
-        expect(await new LevelBackend(db).readFence('r')).toEqual({ fence: 7n, grantId: 'grant-7', ownerId: null });
+        expect(await (await LevelBackend.open(db)).readFence('r')).toEqual({
+          fence: 7n,
+          grantId: 'grant-7',
+          ownerId: null,
+        });
       } finally {
         await db.close();
       }
@@ -122,7 +126,7 @@ describe('LevelDB backend writes', () => {
         return batch(ops, options);
       };
       try {
-        const backend = new LevelBackend(db);
+        const backend = await LevelBackend.open(db);
         await backend.writeBatch([
           { kind: 'fence', resource: 'r', record: { fence: 2n, grantId: 'g2', ownerId: 'worker-a' } },
           { kind: 'result', resource: 'r', resultId: 'x', result: { token: 2n, payload: new Uint8Array([1, 2]) } },

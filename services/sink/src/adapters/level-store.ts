@@ -14,6 +14,12 @@ type Db = Level<string, Buffer>;
 const binarySublevel = (db: Db, name: string) =>
   db.sublevel<string, Buffer>(name, { keyEncoding: 'utf8', valueEncoding: 'buffer' });
 type Sublevel = ReturnType<typeof binarySublevel>;
+// The same sublevel keyed by the UTF-8 bytes themselves, for getSync:
+// classic-level 3.0.0's getSync with a 'utf8' key misses a long non-ASCII
+// key (256 astral characters) that was read once before it was stored.
+const readView = (db: Db, name: string) =>
+  db.sublevel<Buffer, Buffer>(name, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+type ReadView = ReturnType<typeof readView>;
 
 // Values are binary: 8-byte big-endian uint64, then the rest. Keys are
 // UTF-8: a fence's is its resource, a result's is core's resultKey. A fence's
@@ -53,34 +59,51 @@ function decodeResult(value: Buffer): StoredResult {
 
 /** LevelDB underneath a GroupCommitStore. Open it with `openLevelStore`. */
 export class LevelBackend implements DurableBackend {
-  readonly #db: Db;
-  readonly #fences: Sublevel;
-  readonly #results: Sublevel;
+  private constructor(
+    private readonly db: Db,
+    private readonly fences: Sublevel,
+    private readonly results: Sublevel,
+    private readonly fenceReads: ReadView,
+    private readonly resultReads: ReadView,
+  ) {}
 
-  constructor(db: Db) {
-    this.#db = db;
-    this.#fences = binarySublevel(db, 'fence');
-    this.#results = binarySublevel(db, 'result');
+  /** The backend over `db`, once it and its sublevels are open (synchronous reads need that). */
+  static async open(db: Db): Promise<LevelBackend> {
+    await db.open();
+    const sublevels = [
+      binarySublevel(db, 'fence'),
+      binarySublevel(db, 'result'),
+      readView(db, 'fence'),
+      readView(db, 'result'),
+    ] as const;
+    await Promise.all(sublevels.map((sublevel) => sublevel.open()));
+    return new LevelBackend(db, ...sublevels);
   }
 
+  // Reads are synchronous (getSync): every Write reads its fence and its
+  // result id, and a hop to libuv's thread pool and back costs ~40x the
+  // lookup itself, which LevelDB answers from its memtable and caches. The
+  // sink is the database's only writer, so a read never waits on a lock; a
+  // lookup that misses the OS page cache blocks the event loop for one disk
+  // read, which the pool would only have hidden, not saved.
   async readFence(resource: string): Promise<FenceRecord | undefined> {
-    const value = await this.#fences.get(resource);
+    const value = this.fenceReads.getSync(Buffer.from(resource, 'utf8'));
     return value === undefined ? undefined : decodeFence(value);
   }
 
   async readResult(resource: string, resultId: string): Promise<StoredResult | undefined> {
-    const value = await this.#results.get(resultKey(resource, resultId));
+    const value = this.resultReads.getSync(Buffer.from(resultKey(resource, resultId), 'utf8'));
     return value === undefined ? undefined : decodeResult(value);
   }
 
   async writeBatch(ops: readonly StoreOp[]): Promise<void> {
-    await this.#db.batch(
+    await this.db.batch(
       ops.map((op) =>
         op.kind === 'fence'
-          ? { type: 'put' as const, sublevel: this.#fences, key: op.resource, value: encodeFence(op.record) }
+          ? { type: 'put' as const, sublevel: this.fences, key: op.resource, value: encodeFence(op.record) }
           : {
               type: 'put' as const,
-              sublevel: this.#results,
+              sublevel: this.results,
               key: resultKey(op.resource, op.resultId),
               value: encodeResult(op.result),
             },
@@ -90,7 +113,7 @@ export class LevelBackend implements DurableBackend {
   }
 
   async close(): Promise<void> {
-    await this.#db.close();
+    await this.db.close();
   }
 }
 
@@ -105,5 +128,5 @@ export async function openLevelStore(
 ): Promise<{ store: GroupCommitStore; db: Db }> {
   const { repair, log, ...storeOptions } = options;
   const db = await openLevelDb<Buffer>(dir, { service: 'sink', format: FORMAT, valueEncoding: 'buffer', repair, log });
-  return { store: new GroupCommitStore(new LevelBackend(db), storeOptions), db };
+  return { store: new GroupCommitStore(await LevelBackend.open(db), storeOptions), db };
 }
