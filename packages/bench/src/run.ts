@@ -2,7 +2,10 @@
 // repetition after repetition measure every case at every concurrency,
 // rotating the cases' order each repetition so drift of a shared machine
 // falls on all of them alike. Everything started is stopped and the run's
-// directory removed, whatever happens.
+// directory removed, whatever happens. The targets and the cases stand
+// apart from this loop so that a `--memory` mode (issue 11: the sink's RSS
+// from 100k to 1M stored results) can start the same targets and fill the
+// sink with the sink-write case's operations.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
