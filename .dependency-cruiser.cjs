@@ -1,5 +1,5 @@
 // The floors of the house (README, "Layout"): imports go down only.
-//   proto → common → server-kit | client → services → worker → supervisor → demo → chaos → cli
+//   proto → common → server-kit | client → services → worker → supervisor → bench → demo → chaos → cli
 //   (testkit: test code only; interop: tests only; chaos/variants, the
 //   deliberately broken services: imported by tests only)
 // A floor may import any floor below it, never one above, and the two
@@ -16,6 +16,7 @@ const floors = [
   ['services', '^services/'],
   ['worker', '^packages/worker/'],
   ['supervisor', '^packages/supervisor/'],
+  ['bench', '^packages/bench/'],
   ['demo', '^packages/demo/'],
   ['chaos', '^chaos/'],
   ['cli', '^cli/'],

@@ -1,6 +1,7 @@
 // `fencer`: one command line for every part. Each subcommand is defined by
 // the package that implements it; this file only assembles them.
 import { Command } from 'commander';
+import { benchCommand } from '@fencer/bench';
 import { chaosCommand, toxiproxyCommand } from '@fencer/chaos';
 import { coordinatorCommand } from '@fencer/coordinator';
 import { sinkCommand } from '@fencer/sink';
@@ -32,6 +33,7 @@ const program = new Command('fencer')
   .addCommand(workerCommand())
   .addCommand(toxiproxyCommand())
   .addCommand(chaosCommand())
+  .addCommand(benchCommand())
   .addCommand(healthCommand())
   .addCommand(credentialsCommand());
 

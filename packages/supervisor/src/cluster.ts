@@ -1,7 +1,7 @@
 // A sink and a coordinator as separate `fencer` processes on one machine,
 // wired together with generated credentials, every link through a named
 // Toxiproxy proxy (its own `fencer toxiproxy`, or a running Toxiproxy): what `fencer cluster` runs,
-// and what the demo, the chaos suite and the bench start. This module
+// and what the demo and the chaos suite start. This module
 // starts and stops children; it never exits the process or handles signals
 // (that is the caller's lifecycle).
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';

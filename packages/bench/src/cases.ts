@@ -1,0 +1,382 @@
+// What `fencer bench` measures, one entry per case: the project's own RPCs
+// against real processes, the raw limits they stand on, and etcd's peers of
+// them. A case opens once per run with one independent operation per slot
+// (the highest concurrency asked for); a measurement at concurrency c runs
+// the first c slots in a closed loop. A new case is one more entry in CASES.
+import { randomUUID } from 'node:crypto';
+import { open as openFile, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { Etcd3 } from 'etcd3';
+import { Level } from 'level';
+import { CoordinatorConnection, SinkConnection } from '@fencer/client';
+import { EchoClient } from './echo.js';
+import { BENCH_WORKER, type Targets } from './targets.js';
+
+/** One operation of a slot; it rejects when the operation did not do what it should. */
+export type Operation = () => Promise<void>;
+
+/** A server process whose CPU per operation is reported. */
+export interface MeasuredProcess {
+  readonly name: string;
+  readonly pid: number;
+}
+
+/** A case, opened: its slots' operations and what to close afterwards. */
+export interface OpenCase {
+  /** One per slot; slot i's operation never shares a resource with slot j's. */
+  readonly operations: readonly Operation[];
+  /** The server processes the operations run in (none for the in-process raw limits). */
+  readonly servers: readonly MeasuredProcess[];
+  close(): Promise<void>;
+}
+
+/** What a case is given to open. */
+export interface CaseContext {
+  readonly targets: Targets;
+  readonly slots: number;
+  readonly payload: Buffer;
+}
+
+/** One thing the bench measures. */
+export interface BenchCase {
+  /** Stable name: JSON key, ratio reference, `--cases` value. */
+  readonly id: string;
+  /** What the tables call it. */
+  readonly title: string;
+  /** fencer: the project's RPCs; raw: the limits below them; etcd: the peers (skipped without etcd). */
+  readonly kind: 'fencer' | 'raw' | 'etcd';
+  open(context: CaseContext): Promise<OpenCase>;
+}
+
+/** Deadline of every fencer and echo call: far above any healthy latency, so a stuck call fails the run rather than hangs it. */
+const CALL_TIMEOUT_MS = 10_000;
+/** The longest lease the coordinator grants (V2): leases taken for Write and Renew never end during a run. */
+const LONG_TTL_MS = 86_400_000;
+/** Acquire+Release's lease TTL: the release ends it anyway. */
+const CYCLE_TTL_MS = 10_000;
+
+const slots = <T>(count: number, make: (slot: number) => T): T[] => Array.from({ length: count }, (_, i) => make(i));
+
+/** A lease per slot, held by BENCH_WORKER, on `${prefix}-${slot}`. */
+async function leases(coordinator: CoordinatorConnection, prefix: string, count: number) {
+  return Promise.all(
+    slots(count, async (slot) => {
+      const resource = `${prefix}-${slot}`;
+      const { lease } = await coordinator.acquire({
+        requestId: randomUUID(),
+        resource,
+        ownerId: BENCH_WORKER,
+        incarnation: 1n,
+        ttlMs: LONG_TTL_MS,
+      });
+      return { resource, token: lease.token };
+    }),
+  );
+}
+
+const connectionOptions = (targets: Targets) => ({ token: targets.workerToken, callTimeoutMs: CALL_TIMEOUT_MS });
+const coordinatorConnection = (targets: Targets) =>
+  new CoordinatorConnection({ address: targets.coordinator.ready.address, ...connectionOptions(targets) });
+
+const sinkProcess = (targets: Targets): MeasuredProcess => ({ name: 'sink', pid: targets.sink.child.pid! });
+const coordinatorProcess = (targets: Targets): MeasuredProcess => ({
+  name: 'coordinator',
+  pid: targets.coordinator.child.pid!,
+});
+const echoProcess = (targets: Targets): MeasuredProcess => ({ name: 'echo', pid: targets.echo.child.pid! });
+
+/** Each slot writes its own resource under its lease's token, a new result id every time (F1, F3, F6: applied and synced). */
+const sinkWrite: BenchCase = {
+  id: 'sink-write',
+  title: 'sink Write (unary)',
+  kind: 'fencer',
+  async open({ targets, slots: count, payload }) {
+    const coordinator = coordinatorConnection(targets);
+    const sink = new SinkConnection({ address: targets.sink.ready.address, ...connectionOptions(targets) });
+    const held = await leases(coordinator, 'write', count);
+    return {
+      operations: held.map(({ resource, token }) => {
+        let written = 0;
+        return async () => {
+          const receipt = await sink.write({ resource, token, resultId: `result-${written++}`, payload });
+          if (receipt.outcome !== 'applied') throw new Error(`a new result id was ${receipt.outcome}`);
+        };
+      }),
+      servers: [sinkProcess(targets)],
+      close: async () => {
+        coordinator.close();
+        sink.close();
+      },
+    };
+  },
+};
+
+/** Each slot takes its own resource's lease and gives it back (L3: reserve, AdvanceFence, record; L5). */
+const acquireRelease: BenchCase = {
+  id: 'acquire-release',
+  title: 'Acquire+Release',
+  kind: 'fencer',
+  async open({ targets, slots: count }) {
+    const coordinator = coordinatorConnection(targets);
+    return {
+      operations: slots(count, (slot) => {
+        const identity = { resource: `cycle-${slot}`, ownerId: BENCH_WORKER, incarnation: 1n };
+        return async () => {
+          const { lease } = await coordinator.acquire({ ...identity, requestId: randomUUID(), ttlMs: CYCLE_TTL_MS });
+          if (!(await coordinator.release({ ...identity, token: lease.token })))
+            throw new Error('Release did not free the lease');
+        };
+      }),
+      servers: [coordinatorProcess(targets), sinkProcess(targets)],
+      close: async () => coordinator.close(),
+    };
+  },
+};
+
+/** Each slot renews its own lease, keeping its TTL (L4: ttl_ms 0). */
+const renew: BenchCase = {
+  id: 'renew',
+  title: 'Renew',
+  kind: 'fencer',
+  async open({ targets, slots: count }) {
+    const coordinator = coordinatorConnection(targets);
+    const held = await leases(coordinator, 'renew', count);
+    return {
+      operations: held.map(({ resource, token }) => async () => {
+        await coordinator.renew({ resource, ownerId: BENCH_WORKER, incarnation: 1n, token, ttlMs: 0 });
+      }),
+      servers: [coordinatorProcess(targets)],
+      close: async () => coordinator.close(),
+    };
+  },
+};
+
+/** The payload to the echo server and back, unary: grpc-js's own cost. */
+const echoUnary: BenchCase = {
+  id: 'echo-unary',
+  title: 'raw grpc-js unary echo',
+  kind: 'raw',
+  async open({ targets, slots: count, payload }) {
+    const client = new EchoClient(targets.echo.ready.address, grpc.credentials.createInsecure());
+    const call = () =>
+      new Promise<void>((resolve, reject) =>
+        client.Unary(payload, new grpc.Metadata(), { deadline: Date.now() + CALL_TIMEOUT_MS }, (error) =>
+          error ? reject(error) : resolve(),
+        ),
+      );
+    return {
+      operations: slots(count, () => call),
+      servers: [echoProcess(targets)],
+      close: async () => client.close(),
+    };
+  },
+};
+
+/**
+ * The payload to the echo server and back over one bidi stream that every
+ * slot shares, as many messages in flight as slots: the floor of a streamed
+ * write. The server echoes in order, so each echo answers the oldest
+ * message still waiting.
+ */
+const echoStream: BenchCase = {
+  id: 'echo-stream',
+  title: 'raw grpc-js bidi-stream echo',
+  kind: 'raw',
+  async open({ targets, slots: count, payload }) {
+    const client = new EchoClient(targets.echo.ready.address, grpc.credentials.createInsecure());
+    const stream = client.Stream();
+    const waiting: { resolve: () => void; reject: (error: Error) => void }[] = [];
+    let failure: Error | undefined;
+    const fail = (error: Error) => {
+      failure ??= error;
+      for (const waiter of waiting.splice(0)) waiter.reject(failure);
+    };
+    stream.on('data', () => waiting.shift()?.resolve());
+    stream.on('error', fail);
+    stream.on('end', () => fail(new Error('the echo stream ended')));
+    const send = () =>
+      new Promise<void>((resolve, reject) => {
+        if (failure) return reject(failure);
+        waiting.push({ resolve, reject });
+        stream.write(payload);
+      });
+    return {
+      operations: slots(count, () => send),
+      servers: [echoProcess(targets)],
+      close: async () => {
+        failure ??= new Error('closed');
+        stream.end();
+        client.close();
+      },
+    };
+  },
+};
+
+/**
+ * Group commit as a durable store does it, in this process: one synced
+ * LevelDB batch in flight at a time, and every put that arrives meanwhile
+ * goes in the next one. The floor of the sink's F6.
+ */
+class GroupCommit {
+  readonly #db: Level<string, Buffer>;
+  #pending: { key: string; value: Buffer; resolve: () => void; reject: (error: unknown) => void }[] = [];
+  #committing = false;
+
+  constructor(db: Level<string, Buffer>) {
+    this.#db = db;
+  }
+
+  put(key: string, value: Buffer): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#pending.push({ key, value, resolve, reject });
+      if (!this.#committing) void this.#commit();
+    });
+  }
+
+  async #commit(): Promise<void> {
+    this.#committing = true;
+    while (this.#pending.length > 0) {
+      const batch = this.#pending.splice(0);
+      try {
+        await this.#db.batch(
+          batch.map(({ key, value }) => ({ type: 'put' as const, key, value })),
+          { sync: true },
+        );
+        for (const put of batch) put.resolve();
+      } catch (error) {
+        for (const put of batch) put.reject(error);
+      }
+    }
+    this.#committing = false;
+  }
+}
+
+const levelGroupCommit: BenchCase = {
+  id: 'leveldb-group-commit',
+  title: 'raw LevelDB group commit (sync)',
+  kind: 'raw',
+  async open({ targets, slots: count, payload }) {
+    const db = new Level<string, Buffer>(join(targets.scratch, 'leveldb'), { valueEncoding: 'buffer' });
+    await db.open();
+    const commits = new GroupCommit(db);
+    return {
+      operations: slots(count, (slot) => {
+        let written = 0;
+        return () => commits.put(`result/${slot}/${written++}`, payload);
+      }),
+      servers: [],
+      close: () => db.close(),
+    };
+  },
+};
+
+/** Each slot rewrites its own small file and fdatasyncs it: the cost of one durable write with nothing to share it. */
+const fdatasync: BenchCase = {
+  id: 'fdatasync',
+  title: 'raw fdatasync (small file)',
+  kind: 'raw',
+  async open({ targets, slots: count, payload }) {
+    const files: FileHandle[] = await Promise.all(
+      slots(count, (slot) => openFile(join(targets.scratch, `fdatasync-${slot}`), 'w')),
+    );
+    return {
+      operations: files.map((file) => async () => {
+        await file.write(payload, 0, payload.length, 0);
+        await file.datasync();
+      }),
+      servers: [],
+      close: async () => {
+        await Promise.all(files.map((file) => file.close()));
+      },
+    };
+  },
+};
+
+function etcdClient(targets: Targets): { client: Etcd3; server: MeasuredProcess } {
+  const etcd = targets.etcd;
+  if (!etcd) throw new Error('etcd is not running');
+  return { client: new Etcd3({ hosts: etcd.endpoint }), server: { name: 'etcd', pid: etcd.pid } };
+}
+
+/**
+ * The honest peer of a fenced Write: a transaction that stores a new result
+ * only if the slot's fence key is unchanged since its revision R was read
+ * (`If(mod_revision(fence) == R) Then Put(result)`), durable when it answers.
+ */
+const etcdTxn: BenchCase = {
+  id: 'etcd-txn',
+  title: 'etcd fenced txn (etcd3)',
+  kind: 'etcd',
+  async open({ targets, slots: count, payload }) {
+    const { client, server } = etcdClient(targets);
+    const fences = await Promise.all(
+      slots(count, async (slot) => {
+        const key = `fence/${slot}`;
+        const put = await client.put(key).value('1').exec();
+        return { slot, key, revision: put.header.revision };
+      }),
+    );
+    return {
+      operations: fences.map(({ slot, key, revision }) => {
+        let written = 0;
+        return async () => {
+          const txn = await client
+            .if(key, 'Mod', '==', revision)
+            .then(client.put(`result/${slot}/${written++}`).value(payload))
+            .commit();
+          if (!txn.succeeded) throw new Error(`the fence key ${key} moved`);
+        };
+      }),
+      servers: [server],
+      close: async () => client.close(),
+    };
+  },
+};
+
+/** The peer of Acquire+Release: etcd3's lock (a lease, a create-if-absent txn, then the lease revoked). */
+const etcdLock: BenchCase = {
+  id: 'etcd-lock',
+  title: 'etcd3 lock acquire+release',
+  kind: 'etcd',
+  async open({ targets, slots: count }) {
+    const { client, server } = etcdClient(targets);
+    return {
+      operations: slots(count, (slot) => async () => {
+        const lock = client.lock(`lock/${slot}`);
+        await lock.acquire();
+        await lock.release();
+      }),
+      servers: [server],
+      close: async () => client.close(),
+    };
+  },
+};
+
+/** Every case, in the order the tables show them. */
+export const CASES: readonly BenchCase[] = Object.freeze([
+  sinkWrite,
+  acquireRelease,
+  renew,
+  echoUnary,
+  echoStream,
+  levelGroupCommit,
+  fdatasync,
+  etcdTxn,
+  etcdLock,
+]);
+
+/** Same-run ratios of throughput: numerator case over denominator case, per repetition and concurrency. */
+export interface RatioDefinition {
+  readonly title: string;
+  readonly numerator: string;
+  readonly denominator: string;
+}
+
+export const RATIOS: readonly RatioDefinition[] = Object.freeze([
+  { title: 'sink Write / etcd fenced txn', numerator: 'sink-write', denominator: 'etcd-txn' },
+  { title: 'sink Write / raw unary echo', numerator: 'sink-write', denominator: 'echo-unary' },
+  { title: 'sink Write / raw LevelDB group commit', numerator: 'sink-write', denominator: 'leveldb-group-commit' },
+  { title: 'Acquire+Release / etcd3 lock cycle', numerator: 'acquire-release', denominator: 'etcd-lock' },
+  { title: 'Renew / raw unary echo', numerator: 'renew', denominator: 'echo-unary' },
+]);

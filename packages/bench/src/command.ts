@@ -1,0 +1,145 @@
+// `fencer bench` (what `npm run bench` runs): the project's Write,
+// Acquire+Release and Renew against real processes, next to the raw limits
+// and etcd, in one interleaved run; tables on stdout, or JSON with --json;
+// progress on stderr. It exits 0 when every measurement ran, 1 with one
+// line when a flag is wrong or something failed; what it started is
+// stopped on Ctrl-C, SIGTERM and when its own supervisor goes away.
+import { tmpdir } from 'node:os';
+import { resolve } from 'node:path';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { ConfigError, configuredCommand, positiveInteger, whenParentGone } from '@fencer/server-kit';
+import { CASES } from './cases.js';
+import { progressOn } from './progress.js';
+import { casesTable, ratiosTable } from './report.js';
+import { runBench, type BenchConfig, type BenchReport } from './run.js';
+
+/** The largest payload a Write takes (V2). */
+const MAX_PAYLOAD_BYTES = 1_048_576;
+
+function positiveSeconds(value: string): number {
+  const seconds = Number(value);
+  if (value.trim() === '' || !Number.isFinite(seconds) || seconds <= 0) {
+    throw new InvalidArgumentError('expected a positive number of seconds, e.g. 0.5 or 5');
+  }
+  return seconds;
+}
+
+function concurrencyList(value: string): number[] {
+  const levels = value.split(',').map((part) => {
+    if (!/^\s*\d+\s*$/.test(part) || Number(part) < 1) {
+      throw new InvalidArgumentError('expected positive integers separated by commas, e.g. 1,16,64');
+    }
+    return Number(part);
+  });
+  return [...new Set(levels)].sort((a, b) => a - b);
+}
+
+function caseList(value: string): string[] {
+  const ids = value.split(',').map((id) => id.trim());
+  const unknown = ids.filter((id) => !CASES.some((c) => c.id === id));
+  if (unknown.length > 0) {
+    throw new InvalidArgumentError(`unknown case ${unknown.join(', ')}; cases: ${CASES.map((c) => c.id).join(', ')}`);
+  }
+  return ids;
+}
+
+function payloadBytes(value: string): number {
+  const bytes = positiveInteger(value);
+  if (bytes > MAX_PAYLOAD_BYTES) throw new InvalidArgumentError(`at most ${MAX_PAYLOAD_BYTES} bytes (V2)`);
+  return bytes;
+}
+
+interface BenchFlags {
+  seconds: number;
+  repetitions: number;
+  concurrency: number[];
+  payloadBytes: number;
+  cases?: string[];
+  data?: string;
+  json?: boolean;
+}
+
+/** `fencer bench`. */
+export function benchCommand(): Command {
+  return configuredCommand(
+    new Command('bench').description(
+      'measure Write, Acquire+Release and Renew against real processes, beside raw gRPC, LevelDB, fdatasync and etcd',
+    ),
+    [
+      new Option('--seconds <s>', 'measured time per case, concurrency and repetition')
+        .default(5)
+        .argParser(positiveSeconds),
+      new Option('--repetitions <n>', 'interleaved repetitions; tables show medians')
+        .default(3)
+        .argParser(positiveInteger),
+      new Option('--concurrency <list>', 'closed-loop concurrencies, comma-separated')
+        .default([1, 16, 64], '1,16,64')
+        .argParser(concurrencyList),
+      new Option('--payload-bytes <n>', 'bytes per Write, echo, put and txn').default(100).argParser(payloadBytes),
+      new Option(
+        '--cases <list>',
+        `cases to run, comma-separated (default: all): ${CASES.map((c) => c.id).join(', ')}`,
+      ).argParser(caseList),
+      new Option('--data <dir>', "where the run's temporary directory goes (default: the system's)"),
+      new Option('--json', 'print the whole report as JSON instead of tables'),
+    ],
+    (flags: BenchFlags) => ({
+      config: Object.freeze({
+        seconds: flags.seconds,
+        repetitions: flags.repetitions,
+        concurrency: flags.concurrency,
+        payloadBytes: flags.payloadBytes,
+        cases: flags.cases ?? CASES.map((c) => c.id),
+        dataParent: flags.data === undefined ? tmpdir() : resolve(flags.data),
+      }) satisfies BenchConfig,
+      json: flags.json === true,
+    }),
+    async ({ config, json }) => {
+      const stopping = new AbortController();
+      const stop = (code: number) => () => {
+        process.exitCode = code;
+        stopping.abort(new Error('stopped'));
+      };
+      process.once('SIGINT', stop(130));
+      process.once('SIGTERM', stop(143));
+      whenParentGone(stop(1));
+      let report: BenchReport;
+      try {
+        report = await runBench(config, progressOn(process.stderr), stopping.signal);
+      } catch (error) {
+        if (error instanceof ConfigError) throw error; // configuredCommand's one `error:` line
+        if (!stopping.signal.aborted) {
+          process.stderr.write(`fencer bench: ${(error as Error).message}\n`);
+          process.exitCode = 1;
+        }
+        // Nothing is left running; the supervisor-gone watch must not keep the process alive.
+        process.stdin.destroy();
+        return;
+      }
+      process.stdin.destroy();
+      process.stdout.write(json ? JSON.stringify(report, null, 2) + '\n' : text(report));
+    },
+  );
+}
+
+/** The tables, with what they were measured under. */
+function text(report: BenchReport): string {
+  const { settings } = report;
+  const concurrencies = settings.concurrency;
+  const lines = [
+    `fencer bench: ${settings.seconds} s per case, ${settings.repetitions} interleaved repetition(s), ` +
+      `concurrency ${concurrencies.join(', ')}, ${settings.payloadBytes}-byte payloads, closed loop; ` +
+      `${report.machine.cpus} CPUs, load average ${report.machine.loadAverage.map((l) => l.toFixed(2)).join(' ')} at the end`,
+    '',
+    casesTable(report.summary),
+    '',
+    ratiosTable(report.ratios, concurrencies),
+    '',
+    'Medians over repetitions; a ratio is of throughputs measured in the same repetition, then the median of those.',
+    'CPU µs/op: user+system time of each server process per operation, and of this process (`bench`: the client side, and the whole of the in-process raw limits).',
+    'version' in report.etcd
+      ? `etcd ${report.etcd.version} on loopback, one member, no auth; fencer sink and coordinator with bearer-token auth.`
+      : `etcd: ${(report.etcd as { skipped: string }).skipped}.`,
+  ];
+  return lines.join('\n') + '\n';
+}

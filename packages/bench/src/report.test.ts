@@ -1,0 +1,74 @@
+// The arithmetic of the tables: medians, and ratios that only ever divide
+// figures measured in the same repetition.
+import { describe, expect, it } from 'vitest';
+import { median, ratios, ratiosTable, summarize, type RecordedMeasurement } from './report.js';
+import type { BenchCase } from './cases.js';
+
+const measured = (id: string, repetition: number, concurrency: number, opsPerSecond: number): RecordedMeasurement => ({
+  case: id,
+  repetition,
+  concurrency,
+  operations: opsPerSecond,
+  seconds: 1,
+  opsPerSecond,
+  p50Ms: 1_000 / opsPerSecond,
+  p99Ms: 2_000 / opsPerSecond,
+  cpuUsPerOp: { server: opsPerSecond / 10, bench: 1 },
+});
+
+const benchCase = (id: string): BenchCase => ({
+  id,
+  title: id,
+  kind: 'raw',
+  open: () => Promise.reject(new Error('not opened')),
+});
+
+describe('median', () => {
+  it.each([
+    [[3], 3],
+    [[5, 1, 3], 3],
+    [[4, 1, 3, 2], 2.5],
+  ])('of %j is %d', (values, expected) => expect(median(values)).toBe(expected));
+});
+
+describe('ratios', () => {
+  it('divides within each repetition, then takes the median, never mixing repetitions', () => {
+    // Across repetitions the machine drifts: a is always twice b within one.
+    const runs = [
+      measured('a', 1, 1, 200),
+      measured('b', 1, 1, 100),
+      measured('a', 2, 1, 2_000),
+      measured('b', 2, 1, 1_000),
+      measured('a', 3, 1, 60),
+      measured('b', 3, 1, 30),
+    ];
+    const [ratio] = ratios(runs, [{ title: 'a / b', numerator: 'a', denominator: 'b' }], [1], 3);
+    expect(ratio!.byConcurrency).toEqual([{ concurrency: 1, median: 2, perRepetition: [2, 2, 2] }]);
+  });
+
+  it('is null, and shown as –, where one side was not measured', () => {
+    const summaries = ratios(
+      [measured('a', 1, 16, 10)],
+      [{ title: 'a / b', numerator: 'a', denominator: 'b' }],
+      [16],
+      1,
+    );
+    expect(summaries[0]!.byConcurrency[0]).toEqual({ concurrency: 16, median: null, perRepetition: [] });
+    expect(ratiosTable(summaries, [16]).split('\n').at(-1)).toBe('| a / b                       |       – |');
+  });
+});
+
+describe('summarize', () => {
+  it('takes the median of each figure over repetitions, per case and concurrency, operations summed', () => {
+    const runs = [
+      measured('a', 1, 1, 100),
+      measured('a', 2, 1, 300),
+      measured('a', 3, 1, 200),
+      measured('a', 1, 4, 50),
+    ];
+    const [conc1, conc4] = summarize(runs, [benchCase('a'), benchCase('unmeasured')], [1, 4]);
+    expect(conc1).toMatchObject({ case: 'a', concurrency: 1, operations: 600, opsPerSecond: 200, p50Ms: 5 });
+    expect(conc1!.cpuUsPerOp).toEqual({ server: 20, bench: 1 });
+    expect(conc4).toMatchObject({ case: 'a', concurrency: 4, operations: 50 });
+  });
+});

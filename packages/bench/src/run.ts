@@ -1,0 +1,132 @@
+// One bench run: start the targets, open every case, warm each up once, then
+// repetition after repetition measure every case at every concurrency,
+// rotating the cases' order each repetition so drift of a shared machine
+// falls on all of them alike. Everything started is stopped and the run's
+// directory removed, whatever happens. The targets and the cases stand
+// apart from this loop so that a `--memory` mode (issue 11: the sink's RSS
+// from 100k to 1M stored results) can start the same targets and fill the
+// sink with the sink-write case's operations.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError } from '@fencer/server-kit';
+import { CASES, RATIOS, type BenchCase, type OpenCase } from './cases.js';
+import { measure, type Measurement } from './measure.js';
+import type { Progress } from './progress.js';
+import { ratios, summarize, type CaseSummary, type RatioSummary, type RecordedMeasurement } from './report.js';
+import { startTargets } from './targets.js';
+
+/** What `fencer bench` runs with. */
+export interface BenchConfig {
+  /** Measured time per case, concurrency and repetition. */
+  readonly seconds: number;
+  readonly repetitions: number;
+  /** Closed-loop concurrencies, ascending. */
+  readonly concurrency: readonly number[];
+  readonly payloadBytes: number;
+  /** Ids of the cases to run (CASES order is kept). */
+  readonly cases: readonly string[];
+  /** Where the run's own temporary directory is made. */
+  readonly dataParent: string;
+}
+
+/** Everything a run found, as `--json` prints it. */
+export interface BenchReport {
+  readonly settings: BenchConfig;
+  readonly machine: { readonly cpus: number; readonly loadAverage: readonly number[] };
+  /** The run's temporary directory (removed by now). */
+  readonly data: string;
+  /** Pid of each process the run started. */
+  readonly processes: Readonly<Record<string, number>>;
+  readonly etcd: { readonly version: string } | { readonly skipped: string };
+  readonly cases: readonly { readonly id: string; readonly title: string; readonly kind: BenchCase['kind'] }[];
+  readonly measurements: readonly RecordedMeasurement[];
+  readonly summary: readonly CaseSummary[];
+  readonly ratios: readonly RatioSummary[];
+}
+
+/** A warm-up per case before the first repetition: JIT, connections, LevelDB files. Not recorded. */
+const warmUpSeconds = (seconds: number) => Math.min(1, seconds / 2);
+
+export async function runBench(config: BenchConfig, progress: Progress, signal: AbortSignal): Promise<BenchReport> {
+  let data: string;
+  try {
+    data = mkdtempSync(join(config.dataParent, 'fencer-bench-'));
+  } catch (error) {
+    throw new ConfigError(
+      `cannot make the run's directory in ${config.dataParent}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
+  }
+  const opened: { benchCase: BenchCase; open: OpenCase }[] = [];
+  let stopTargets: (() => Promise<void>) | undefined;
+  try {
+    const started = await startTargets(data, signal);
+    stopTargets = started.stop;
+    const { targets } = started;
+    if (targets.etcdNote) progress.note(targets.etcdNote);
+    const cases = CASES.filter((c) => config.cases.includes(c.id) && (c.kind !== 'etcd' || targets.etcd));
+    const slots = Math.max(...config.concurrency);
+    const payload = Buffer.alloc(config.payloadBytes, 'x');
+    for (const benchCase of cases) opened.push({ benchCase, open: await benchCase.open({ targets, slots, payload }) });
+
+    const steps = cases.length * (1 + config.repetitions * config.concurrency.length);
+    progress.start(steps);
+    const step = async (benchCase: BenchCase, open: OpenCase, concurrency: number, seconds: number, label: string) => {
+      progress.begin(label);
+      let measured: Measurement;
+      try {
+        measured = await measure(open, concurrency, seconds, signal);
+      } catch (error) {
+        if (signal.aborted) throw error;
+        throw new Error(`${benchCase.id} at concurrency ${concurrency} failed: ${(error as Error).message}`);
+      }
+      progress.end(
+        label,
+        `${measured.opsPerSecond.toFixed(0)} ops/s, p50 ${measured.p50Ms.toFixed(2)} ms, p99 ${measured.p99Ms.toFixed(2)} ms`,
+      );
+      return measured;
+    };
+    for (const { benchCase, open } of opened) {
+      await step(benchCase, open, slots, warmUpSeconds(config.seconds), `warm-up, conc ${slots}, ${benchCase.title}`);
+    }
+    const measurements: RecordedMeasurement[] = [];
+    for (let repetition = 1; repetition <= config.repetitions; repetition++) {
+      for (const concurrency of config.concurrency) {
+        for (const { benchCase, open } of rotate(opened, repetition - 1)) {
+          const label = `repetition ${repetition}/${config.repetitions}, conc ${concurrency}, ${benchCase.title}`;
+          const measured = await step(benchCase, open, concurrency, config.seconds, label);
+          measurements.push({ case: benchCase.id, repetition, ...measured });
+        }
+      }
+    }
+    return {
+      settings: config,
+      machine: { cpus: availableParallelism(), loadAverage: loadavg() },
+      data,
+      processes: {
+        sink: targets.sink.child.pid!,
+        coordinator: targets.coordinator.child.pid!,
+        echo: targets.echo.child.pid!,
+        ...(targets.etcd ? { etcd: targets.etcd.pid } : {}),
+      },
+      etcd: targets.etcd ? { version: targets.etcd.version } : { skipped: targets.etcdNote! },
+      cases: cases.map(({ id, title, kind }) => ({ id, title, kind })),
+      measurements,
+      summary: summarize(measurements, cases, config.concurrency),
+      ratios: ratios(measurements, RATIOS, config.concurrency, config.repetitions),
+    };
+  } finally {
+    progress.stop();
+    // Closing a client cannot fail the run: the report is made, and what
+    // must not be left behind is the processes and the directory below.
+    for (const { open } of opened) await open.close().catch(() => undefined);
+    await stopTargets?.();
+    rmSync(data, { recursive: true, force: true });
+  }
+}
+
+/** `items` starting at index `by` (mod length), wrapping around. */
+function rotate<T>(items: readonly T[], by: number): T[] {
+  const start = items.length === 0 ? 0 : by % items.length;
+  return [...items.slice(start), ...items.slice(0, start)];
+}

@@ -1,0 +1,119 @@
+// What a bench run measures against, started once per run in one temporary
+// directory: a sink and a coordinator as production runs them (separate
+// `fencer` processes, bearer-token auth on, the coordinator dialing the sink
+// directly), the echo server, etcd when it is installed, and scratch space
+// for the in-process raw limits (LevelDB, fdatasync). Not startCluster: its
+// fault proxy between the coordinator and the sink would be measured too.
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import {
+  coordinatorArgs,
+  credentialToken,
+  ensureCredentials,
+  spawnLogged,
+  spawnReady,
+  stopChild,
+  type ReadyChild,
+} from '@fencer/supervisor';
+import { findEtcd, startEtcd, type EtcdProcess } from './etcd.js';
+
+/** The worker identity every bench call runs as (A3: owner_id equals it). */
+export const BENCH_WORKER = 'worker-a';
+
+const STOP_GRACE_MS = 5_000;
+
+/** The running processes and places a run's cases use. */
+export interface Targets {
+  readonly sink: ReadyChild;
+  readonly coordinator: ReadyChild;
+  /** The bearer token of BENCH_WORKER. */
+  readonly workerToken: string;
+  readonly echo: ReadyChild;
+  /** Null when etcd is not installed; `etcdNote` then says so. */
+  readonly etcd: EtcdProcess | null;
+  readonly etcdNote?: string;
+  /** A directory of the run's own for in-process raw limits. */
+  readonly scratch: string;
+}
+
+/** The targets, and how to stop everything that was started. */
+export interface StartedTargets {
+  readonly targets: Targets;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts every target under `data` (which must exist and be the run's own).
+ * Whatever fails to start stops what had started before the error is thrown.
+ */
+export async function startTargets(data: string, signal: AbortSignal): Promise<StartedTargets> {
+  const logs = join(data, 'logs');
+  const scratch = join(data, 'scratch');
+  mkdirSync(logs, { recursive: true });
+  mkdirSync(scratch, { recursive: true });
+  const started: (() => Promise<unknown>)[] = [];
+  const stop = async () => {
+    // Coordinator before sink (it depends on the sink), each target once.
+    for (const stopOne of started.splice(0).reverse()) await stopOne();
+  };
+  const child = async (start: () => Promise<ReadyChild>) => {
+    const ready = await start();
+    started.push(() => stopChild(ready, STOP_GRACE_MS));
+    signal.throwIfAborted();
+    return ready;
+  };
+  try {
+    const credentials = ensureCredentials(data, [BENCH_WORKER]);
+    const sink = await child(() =>
+      spawnLogged(
+        'sink',
+        ['sink', '--listen', '127.0.0.1:0', '--data', join(data, 'sink'), '--credentials', credentials.credentialsFile],
+        join(logs, 'sink.log'),
+        signal,
+      ),
+    );
+    const coordinator = await child(() =>
+      spawnLogged(
+        'coordinator',
+        [
+          'coordinator',
+          ...coordinatorArgs({
+            listen: '127.0.0.1:0',
+            data: join(data, 'coordinator'),
+            sink: sink.ready.address,
+            credentials,
+          }),
+        ],
+        join(logs, 'coordinator.log'),
+        signal,
+      ),
+    );
+    const echo = await child(() =>
+      spawnReady(fileURLToPath(new URL('./echo-server.js', import.meta.url)), [], { signal }),
+    );
+    const etcdBinary = findEtcd();
+    let etcd: EtcdProcess | null = null;
+    if (etcdBinary) {
+      etcd = await startEtcd(etcdBinary, join(data, 'etcd'), join(logs, 'etcd.log'));
+      const running = etcd;
+      started.push(() => running.stop(STOP_GRACE_MS));
+      signal.throwIfAborted();
+    }
+    return {
+      targets: {
+        sink,
+        coordinator,
+        workerToken: credentialToken(credentials.credentialsFile, { identity: BENCH_WORKER }),
+        echo,
+        etcd,
+        ...(etcd ? {} : { etcdNote: 'etcd is not installed (apt-get install etcd-server): its rows are skipped' }),
+        scratch,
+      },
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

@@ -1,0 +1,139 @@
+// `fencer bench` as the test command runs it: a short run against real
+// sink, coordinator, echo and etcd processes (CI installs etcd-server),
+// whose JSON holds every case and every ratio, and after which nothing it
+// started is running and its directory is gone; bad flags are one line.
+// Nothing here looks at how fast anything was.
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { fencerBin, isProcessAlive, processesMentioning } from '@fencer/supervisor';
+import { eventually, runFencer, tempDir } from '@fencer/testkit';
+import { CASES, RATIOS } from '../src/index.js';
+
+const dir = tempDir('fencer-bench-test-');
+afterAll(() => dir.remove());
+
+interface Report {
+  data: string;
+  processes: Record<string, number>;
+  etcd: { version?: string; skipped?: string };
+  measurements: { case: string; repetition: number; concurrency: number; operations: number }[];
+  summary: { case: string; concurrency: number; operations: number; cpuUsPerOp: Record<string, number> }[];
+  ratios: {
+    numerator: string;
+    denominator: string;
+    byConcurrency: { median: number | null; perRepetition: number[] }[];
+  }[];
+}
+
+describe('fencer bench', () => {
+  it(
+    'measures every case, etcd included, computes every ratio, and leaves no process or file behind',
+    { timeout: 90_000 },
+    async () => {
+      const result = await runFencer(
+        ['bench', '--seconds', '0.5', '--repetitions', '1', '--concurrency', '1', '--json', '--data', dir.path],
+        { timeoutMs: 80_000 },
+      );
+      expect(result.code, result.stderr).toBe(0);
+      const report = JSON.parse(result.stdout) as Report;
+
+      expect(report.etcd.version).toMatch(/^\d+\.\d+/);
+      expect(report.summary.map((s) => s.case)).toEqual(CASES.map((c) => c.id));
+      for (const summary of report.summary) expect(summary.operations, summary.case).toBeGreaterThan(0);
+      expect(report.measurements).toHaveLength(CASES.length);
+      // Each case's CPU is read from the processes that serve it.
+      const cpuOf = (id: string) => Object.keys(report.summary.find((s) => s.case === id)!.cpuUsPerOp).sort();
+      expect(cpuOf('sink-write')).toEqual(['bench', 'sink']);
+      expect(cpuOf('acquire-release')).toEqual(['bench', 'coordinator', 'sink']);
+      expect(cpuOf('renew')).toEqual(['bench', 'coordinator']);
+      expect(cpuOf('echo-unary')).toEqual(['bench', 'echo']);
+      expect(cpuOf('etcd-txn')).toEqual(['bench', 'etcd']);
+      expect(cpuOf('leveldb-group-commit')).toEqual(['bench']);
+
+      expect(report.ratios.map((r) => [r.numerator, r.denominator])).toEqual(
+        RATIOS.map((r) => [r.numerator, r.denominator]),
+      );
+      for (const ratio of report.ratios) {
+        expect(ratio.byConcurrency).toHaveLength(1);
+        expect(ratio.byConcurrency[0]!.perRepetition).toHaveLength(1);
+        expect(ratio.byConcurrency[0]!.median).toBeGreaterThan(0);
+      }
+
+      // Not a terminal: a line per measurement (a warm-up per case, then the run).
+      expect(result.stderr.split('\n').filter((line) => /^fencer bench: \[\d+\/\d+\] /.test(line))).toHaveLength(
+        2 * CASES.length,
+      );
+
+      expect(Object.keys(report.processes).sort()).toEqual(['coordinator', 'echo', 'etcd', 'sink']);
+      for (const [name, pid] of Object.entries(report.processes)) expect(isProcessAlive(pid), name).toBe(false);
+      expect(processesMentioning(report.data)).toEqual([]);
+      expect(readdirSync(dir.path)).toEqual([]);
+    },
+  );
+
+  it('prints the tables without --json', { timeout: 60_000 }, async () => {
+    const result = await runFencer(
+      [
+        'bench',
+        '--seconds',
+        '0.2',
+        '--repetitions',
+        '1',
+        '--concurrency',
+        '2',
+        '--cases',
+        'renew,echo-unary',
+        '--data',
+        dir.path,
+      ],
+      { timeoutMs: 50_000 },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^\| case +\| conc \| ops\/s \| p50 ms \| p99 ms \| CPU µs\/op +\|$/m);
+    expect(result.stdout).toMatch(/^\| Renew +\| +2 \| +\d+ \|/m);
+    expect(result.stdout).toMatch(/^\| Renew \/ raw unary echo +\| +\d+\.\d\d× \|$/m);
+    // A ratio whose cases did not run has no figure.
+    expect(result.stdout).toMatch(/^\| sink Write \/ etcd fenced txn +\| +– \|$/m);
+    expect(readdirSync(dir.path)).toEqual([]);
+  });
+
+  it.each([
+    [['--seconds', 'soon']],
+    [['--seconds', '0']],
+    [['--repetitions', '-1']],
+    [['--concurrency', '1,0']],
+    [['--concurrency', '1,x']],
+    [['--cases', 'sink-write,nope']],
+    [['--payload-bytes', '2000000']],
+    [['--bogus']],
+    [['--data', '/proc/self/no-such-dir']],
+  ])('%j: one line on stderr, exit 1', async (args) => {
+    const result = await runFencer(['bench', ...args]);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^error: /)]);
+    expect(result.stdout).toBe('');
+  });
+});
+
+describe('fencer bench, stopped', () => {
+  it('Ctrl-C in the middle stops every process it started and removes its directory', { timeout: 60_000 }, async () => {
+    const child = spawn(process.execPath, [fencerBin(), 'bench', '--seconds', '5', '--data', dir.path], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    // Measuring has begun once the first warm-up is done: everything has started.
+    await eventually(() => (/^fencer bench: \[1\//m.test(stderr) ? true : undefined), {
+      timeoutMs: 40_000,
+      what: 'the first warm-up',
+    });
+    const running = processesMentioning(dir.path);
+    expect(running.length).toBeGreaterThanOrEqual(3); // sink, coordinator and etcd name the directory
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    for (const pid of running) expect(isProcessAlive(pid)).toBe(false);
+    expect(readdirSync(dir.path)).toEqual([]);
+  });
+});
