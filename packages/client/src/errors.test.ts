@@ -56,6 +56,7 @@ const EXPECTED: Record<Reason, [ErrorClass, boolean]> = {
   FENCE_REGRESSION: [FenceConflictError, false],
   FENCE_CONFLICT: [FenceConflictError, false],
   TOKEN_SPACE_EXHAUSTED: [ResourceExhaustedError, false], // T1: never retried
+  MALFORMED_MESSAGE: [InvalidRequestError, false],
   UNAUTHENTICATED: [AuthError, false],
   PERMISSION_DENIED: [AuthError, false],
   INTERNAL: [InternalError, false],
@@ -85,14 +86,14 @@ describe('toFencerError', () => {
     expect([(held as LeaseHeldError).holderOwnerId, (held as LeaseHeldError).remainingMs]).toEqual(['b', 1234]);
   });
 
-  it.each([
-    ['RATE_LIMITED', grpc.status.RESOURCE_EXHAUSTED, ResourceExhaustedError, true],
-    ['MALFORMED_MESSAGE', grpc.status.INVALID_ARGUMENT, InvalidRequestError, false],
-  ] as const)('maps %s, a reason PROTOCOL.md adds for the hardening to come', (reason, code, Type, retryable) => {
-    const error = toFencerError(serviceError(code, reason));
-    expect(error).toBeInstanceOf(Type);
-    expect(error.retryable).toBe(retryable);
-  });
+  it.each([['RATE_LIMITED', grpc.status.RESOURCE_EXHAUSTED, ResourceExhaustedError, true]] as const)(
+    'maps %s, a reason PROTOCOL.md adds for the hardening to come',
+    (reason, code, Type, retryable) => {
+      const error = toFencerError(serviceError(code, reason));
+      expect(error).toBeInstanceOf(Type);
+      expect(error.retryable).toBe(retryable);
+    },
+  );
 
   it.each([
     [grpc.status.UNAVAILABLE, UnavailableError, true],

@@ -150,15 +150,15 @@ const BY_REASON: Record<Reason, (failure: RemoteFailure) => FencerError> = {
   FENCE_REGRESSION: as(FenceConflictError, false),
   FENCE_CONFLICT: as(FenceConflictError, false),
   TOKEN_SPACE_EXHAUSTED: as(ResourceExhaustedError, false),
+  MALFORMED_MESSAGE: as(InvalidRequestError, false),
   UNAUTHENTICATED: as(AuthError, false),
   PERMISSION_DENIED: as(AuthError, false),
   INTERNAL: as(InternalError, false),
   UNAVAILABLE: as(UnavailableError, true),
 };
 
-/** Reasons PROTOCOL.md defines for the hardening to come (V3, V4). */
+/** Reasons PROTOCOL.md defines for the hardening to come (V4). */
 const FUTURE_REASONS: Record<string, (failure: RemoteFailure) => FencerError> = {
-  MALFORMED_MESSAGE: as(InvalidRequestError, false),
   RATE_LIMITED: as(ResourceExhaustedError, true),
   TOO_MANY_STREAMS: as(ResourceExhaustedError, true),
   RECORDS_FULL: as(ResourceExhaustedError, true),

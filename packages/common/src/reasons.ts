@@ -35,6 +35,8 @@ export const REASON_CODES = Object.freeze({
   FENCE_CONFLICT: CODE.ABORTED,
   // T1: never retried, since no later attempt can find a token above the last uint64.
   TOKEN_SPACE_EXHAUSTED: CODE.RESOURCE_EXHAUSTED,
+  // V3: the bytes are not a valid encoding of the request.
+  MALFORMED_MESSAGE: CODE.INVALID_ARGUMENT,
   // A2: not in the protocol's table, but every refusal carries a reason.
   UNAUTHENTICATED: CODE.UNAUTHENTICATED,
   PERMISSION_DENIED: CODE.PERMISSION_DENIED,

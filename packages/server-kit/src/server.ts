@@ -60,11 +60,12 @@ export interface RunningServer {
  */
 export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> {
   const { host } = listenAddress('listen', spec.listen);
+  const gate = callGate(spec);
   const server = new grpc.Server({
     'grpc.max_receive_message_length': spec.maxReceiveMessageBytes,
-    interceptors: [callGate({ serviceName: spec.serviceName, authenticator: spec.authenticator, log: spec.log })],
+    interceptors: [gate.interceptor],
   });
-  server.addService(spec.definition, spec.handlers);
+  server.addService(gate.definition, spec.handlers);
   const health = new HealthImplementation({ '': 'NOT_SERVING', [spec.serviceName]: 'NOT_SERVING' });
   // A health Watch stream never ends by itself, and a graceful shutdown waits
   // for every open call: without ending them, one load balancer watching

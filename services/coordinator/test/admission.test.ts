@@ -1,6 +1,7 @@
 // What a request costs the coordinator before it is trusted, over real gRPC:
 // an unauthenticated caller's request is never read, inflated or decoded
-// (A6); an authenticated one is inflated only up to gRPC's bound (V2).
+// (A6); an authenticated one is inflated only up to gRPC's bound (V2) and
+// decoded strictly (V3).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fencing } from '@fencer/proto';
 import { registry } from '@fencer/server-kit';
@@ -96,5 +97,55 @@ describe('A6 and V2 at the coordinator', () => {
     expect(big.code).toBe(CODE.RESOURCE_EXHAUSTED);
     expect(await acquiresRead()).toBe(before + 1);
     expect(ok(await api.describe(resource)).lease).toBeNull();
+  });
+});
+
+describe('V3: an Acquire is decoded strictly', () => {
+  const asAlice = () => ({ authorization: `Bearer ${creds.tokens.alice}` });
+  const acquire = (resource: string, requestId: string) =>
+    fencing.Coordinator.service.Acquire.requestSerialize({
+      request_id: requestId,
+      resource,
+      owner_id: 'alice',
+      incarnation: '1',
+      ttl_ms: '60000',
+    });
+  // Each malformation of an Acquire of `resource`, and the field it names.
+  const MALFORMED: [string, (resource: string) => Buffer, string | undefined][] = [
+    [
+      'a truncated last field',
+      (r) => Buffer.concat([acquire(r, fresh('req')), Buffer.from([0x1a, 50]), Buffer.from('bob!')]),
+      'owner_id',
+    ],
+    [
+      'a string with the varint wire type',
+      (r) => Buffer.concat([Buffer.from([0x08, 3]), Buffer.from('req'), acquire(r, '')]),
+      'request_id',
+    ],
+    ['field number 0', (r) => Buffer.concat([Buffer.from([0x02, 1, 0x72]), acquire(r, fresh('req'))]), undefined],
+    [
+      'invalid UTF-8 in owner_id',
+      (r) => Buffer.concat([acquire(r, fresh('req')), Buffer.from([0x1a, 2, 0xc3, 0x28])]),
+      'owner_id',
+    ],
+  ];
+
+  it.each(MALFORMED)('%s: INVALID_ARGUMENT, MALFORMED_MESSAGE; no lease granted', async (_what, bytes, field) => {
+    const resource = fresh('v3');
+    const failure = refused(
+      await rawUnaryCall(started.coordinator.address, ACQUIRE, { bytes: bytes(resource) }, asAlice()),
+    );
+    expect([failure.code, failure.reason]).toEqual([CODE.INVALID_ARGUMENT, 'MALFORMED_MESSAGE']);
+    expect(failure.metadata.fault).toBeTruthy();
+    expect(failure.fieldViolations.map((v) => v.field)).toEqual(field === undefined ? [] : [field]);
+    expect(ok(await api.describe(resource)).lease).toBeNull();
+  });
+
+  it('a valid Acquire with an unknown field is granted (forward compatibility)', async () => {
+    const resource = fresh('v3-unknown');
+    const unknownField = Buffer.from([0xa2, 0x06, 2, 0x68, 0x69]); // field 100, length-delimited "hi"
+    const bytes = Buffer.concat([acquire(resource, fresh('req')), unknownField]);
+    expect((await rawUnaryCall(started.coordinator.address, ACQUIRE, { bytes }, asAlice())).ok).toBe(true);
+    expect(ok(await api.describe(resource)).lease?.owner_id).toBe('alice');
   });
 });

@@ -1,7 +1,7 @@
 // What a request costs before it is trusted, on a real sink over real gRPC:
 // an unauthenticated caller's request is never read, inflated or decoded
 // (A6); an authenticated one is inflated only up to gRPC's bound, which sits
-// above the payload limit (V2).
+// above the payload limit (V2), and decoded strictly (V3).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -109,5 +109,54 @@ describe('V2: gRPC bounds a request after decompression', () => {
   it('the sink keeps serving afterwards', async () => {
     const written = await worker.write({ resource: 'bomb', token: '1', result_id: 'after', payload: Buffer.from('x') });
     expect(written.outcome).toBe('APPLIED');
+  });
+});
+
+describe('V3: a Write is decoded strictly', () => {
+  const asWorker = { authorization: `Bearer ${TOKENS.worker}` };
+  const valid = (resultId: string) =>
+    fencing.Sink.service.Write.requestSerialize({ resource: 'bomb', token: '1', result_id: resultId });
+  const head = fencing.Sink.service.Write.requestSerialize({ resource: 'bomb', token: '1' });
+  const MALFORMED: [string, Buffer, string | undefined][] = [
+    // result_id declares 50 bytes and sends 4 (once applied with a truncated id)
+    ['a truncated last field', Buffer.concat([head, Buffer.from([0x1a, 50]), Buffer.from('v3-a')]), 'result_id'],
+    // resource (a string) sent as a varint, then bytes a lenient decoder took as its content
+    [
+      'a string with the varint wire type',
+      Buffer.concat([Buffer.from([0x08, 3]), Buffer.from('bom'), valid('v3-b').subarray(6)]),
+      'resource',
+    ],
+    ['field number 0', Buffer.concat([Buffer.from([0x02, 1, 0x72]), valid('v3-c')]), undefined],
+    ['invalid UTF-8 in result_id', Buffer.concat([head, Buffer.from([0x1a, 2, 0xc3, 0x28])]), 'result_id'],
+  ];
+
+  it.each(MALFORMED)(
+    '%s: INVALID_ARGUMENT, MALFORMED_MESSAGE naming the fault; nothing stored',
+    async (_what, bytes, field) => {
+      const before = await worker.getFence('bomb');
+      const failure = refused(await rawUnaryCall(sink.address, WRITE, { bytes }, asWorker));
+      expect([failure.code, failure.reason]).toEqual([CODE.INVALID_ARGUMENT, 'MALFORMED_MESSAGE']);
+      expect(failure.metadata.fault).toBeTruthy();
+      expect(failure.metadata.field).toBe(field);
+      expect(failure.fieldViolations.map((v) => v.field)).toEqual(field === undefined ? [] : [field]);
+      expect(await worker.getFence('bomb')).toEqual(before);
+      for (const resultId of ['v3-a', 'v3-b', 'v3-c', 'v3-d', 'v', 'v3-']) {
+        expect(await readOrMissing(worker, 'bomb', resultId)).toBeUndefined();
+      }
+    },
+  );
+
+  it('a valid Write with a field this sink does not know is applied (forward compatibility)', async () => {
+    const unknownField = Buffer.from([0xa2, 0x06, 2, 0x68, 0x69]); // field 100, length-delimited "hi"
+    const answer = await rawUnaryCall(
+      sink.address,
+      WRITE,
+      { bytes: Buffer.concat([valid('v3-unknown'), unknownField]) },
+      asWorker,
+    );
+    expect(answer.ok && fencing.Sink.service.Write.responseDeserialize(answer.value)).toEqual({
+      outcome: 'APPLIED',
+      fence: '1',
+    });
   });
 });
