@@ -7,6 +7,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import { createFileRegistry, fromBinary, type FileRegistry } from '@bufbuild/protobuf';
+import { FileDescriptorSetSchema } from '@bufbuild/protobuf/wkt';
 import protobuf from 'protobufjs';
 import type { ProtoGrpcType as SinkProto } from './generated/sink.js';
 import type { ProtoGrpcType as CoordinatorProto } from './generated/coordinator.js';
@@ -53,13 +55,19 @@ export const packageDefinition: protoLoader.PackageDefinition = protoLoader.load
  * grpcurl could not decode our status details from them. Shaped as a
  * package definition, which is what @grpc/reflection reads.
  */
+const descriptorSet = readFileSync(new URL('../src/generated/descriptor-set.binpb', import.meta.url));
 export const reflectionFiles = Object.freeze({
   'fencing.v1 and google.rpc files': {
-    fileDescriptorProtos: splitFileDescriptorSet(
-      readFileSync(new URL('../src/generated/descriptor-set.binpb', import.meta.url)),
-    ),
+    fileDescriptorProtos: splitFileDescriptorSet(descriptorSet),
   },
 }) as unknown as protoLoader.PackageDefinition; // @grpc/reflection reads only fileDescriptorProtos
+
+/**
+ * The same files as descriptors with every reference resolved
+ * (@bufbuild/protobuf), for what needs the exact field numbers and types of
+ * a message, such as strict decoding (V3).
+ */
+export const descriptors: FileRegistry = createFileRegistry(fromBinary(FileDescriptorSetSchema, descriptorSet));
 
 /** The serialized FileDescriptorProtos of a serialized FileDescriptorSet (field 1, repeated, length-delimited). */
 function splitFileDescriptorSet(set: Buffer): Buffer[] {

@@ -59,6 +59,7 @@ const EXPECTED: Record<Reason, [ErrorClass, boolean]> = {
   RATE_LIMITED: [ResourceExhaustedError, true], // V4: a limit passes
   TOO_MANY_STREAMS: [ResourceExhaustedError, true],
   RECORDS_FULL: [ResourceExhaustedError, true],
+  MALFORMED_MESSAGE: [InvalidRequestError, false],
   UNAUTHENTICATED: [AuthError, false],
   PERMISSION_DENIED: [AuthError, false],
   INTERNAL: [InternalError, false],
@@ -87,15 +88,6 @@ describe('toFencerError', () => {
     );
     expect([(held as LeaseHeldError).holderOwnerId, (held as LeaseHeldError).remainingMs]).toEqual(['b', 1234]);
   });
-
-  it.each([['MALFORMED_MESSAGE', grpc.status.INVALID_ARGUMENT, InvalidRequestError, false]] as const)(
-    'maps %s, a reason PROTOCOL.md adds for the hardening to come',
-    (reason, code, Type, retryable) => {
-      const error = toFencerError(serviceError(code, reason));
-      expect(error).toBeInstanceOf(Type);
-      expect(error.retryable).toBe(retryable);
-    },
-  );
 
   it.each([
     [grpc.status.UNAVAILABLE, UnavailableError, true],

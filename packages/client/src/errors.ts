@@ -153,15 +153,11 @@ const BY_REASON: Record<Reason, (failure: RemoteFailure) => FencerError> = {
   RATE_LIMITED: as(ResourceExhaustedError, true),
   TOO_MANY_STREAMS: as(ResourceExhaustedError, true),
   RECORDS_FULL: as(ResourceExhaustedError, true),
+  MALFORMED_MESSAGE: as(InvalidRequestError, false),
   UNAUTHENTICATED: as(AuthError, false),
   PERMISSION_DENIED: as(AuthError, false),
   INTERNAL: as(InternalError, false),
   UNAVAILABLE: as(UnavailableError, true),
-};
-
-/** Reasons PROTOCOL.md defines for the hardening to come (V3). */
-const FUTURE_REASONS: Record<string, (failure: RemoteFailure) => FencerError> = {
-  MALFORMED_MESSAGE: as(InvalidRequestError, false),
 };
 
 /** Codes that, without a reason, mean the call may not have arrived or been answered. */
@@ -181,9 +177,7 @@ export function toFencerError(error: unknown): FencerError {
     );
   }
   const failure = remoteFailure(error);
-  const byReason =
-    (BY_REASON as Record<string, (failure: RemoteFailure) => FencerError>)[failure.reason] ??
-    FUTURE_REASONS[failure.reason];
+  const byReason = (BY_REASON as Record<string, (failure: RemoteFailure) => FencerError>)[failure.reason];
   if (byReason) return byReason(failure);
   const code = failure.code as grpc.status;
   if (TRANSIENT_CODES.has(code)) return new UnavailableError(failure, true);

@@ -35,6 +35,8 @@ export const REASON_CODES = Object.freeze({
   FENCE_CONFLICT: CODE.ABORTED,
   // T1: never retried, since no later attempt can find a token above the last uint64.
   TOKEN_SPACE_EXHAUSTED: CODE.RESOURCE_EXHAUSTED,
+  // V3: the bytes are not a valid encoding of the request.
+  MALFORMED_MESSAGE: CODE.INVALID_ARGUMENT,
   // V4: one client's limit, reached; the call did nothing and may be retried later.
   RATE_LIMITED: CODE.RESOURCE_EXHAUSTED,
   TOO_MANY_STREAMS: CODE.RESOURCE_EXHAUSTED,

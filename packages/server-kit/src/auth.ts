@@ -178,3 +178,23 @@ export function requireOwner(principal: Principal, ownerId: string): void {
     );
   }
 }
+
+// Keyed by the call's own Metadata object, which grpc-js hands unchanged from
+// the call gate's interceptor to the handler: a caller can send headers, but
+// never this object, so it cannot claim a principal.
+const principals = new WeakMap<Metadata, Principal>();
+
+/** Records who sent `metadata`; only the call gate (A6) calls this, once per call. */
+export function rememberPrincipal(metadata: Metadata, principal: Principal): void {
+  principals.set(metadata, principal);
+}
+
+/**
+ * Who sent `metadata`, as the call gate authenticated it before the request
+ * was read (A6). Throws (a bug, so INTERNAL) for a call that did not pass it.
+ */
+export function principalOf(metadata: Metadata): Principal {
+  const principal = principals.get(metadata);
+  if (principal === undefined) throw new Error('call reached a handler without passing the call gate');
+  return principal;
+}

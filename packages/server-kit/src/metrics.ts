@@ -15,6 +15,17 @@ export const rpcCalls = new Counter({
   registers: [registry],
 });
 
+/**
+ * Requests the call gate let through and grpc-js then read, inflated and
+ * decoded: an unauthenticated caller never moves it (A6).
+ */
+export const requestsRead = new Counter({
+  name: 'fencer_rpc_requests_read_total',
+  help: 'Request messages read off the wire (inflated and decoded) after the caller was authenticated',
+  labelNames: ['service', 'method'] as const,
+  registers: [registry],
+});
+
 /** Handler latency in seconds, including durable commits. */
 export const rpcSeconds = new Histogram({
   name: 'fencer_rpc_duration_seconds',

@@ -7,6 +7,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
 import { describe, expect, it } from 'vitest';
 import { fencing, SERVICE_NAMES, unaryCall, type GetFenceRequest, type GetFenceResponse__Output } from '@fencer/proto';
+import { insecureAuthenticator } from './auth.js';
 import { silentLogger } from './log.js';
 import { startGrpcServer, StartupError } from './server.js';
 
@@ -34,13 +35,14 @@ function startWithGate() {
   const started = startGrpcServer({
     serviceName: SERVICE_NAMES.sink,
     listen: '127.0.0.1:0',
-    register: (server) =>
-      server.addService(fencing.Sink.service, {
-        GetFence: (_call: unknown, callback: grpc.sendUnaryData<{ fence: string }>) => {
-          entered();
-          void gate.then(() => callback(null, { fence: '1' }));
-        },
-      }),
+    definition: fencing.Sink.service,
+    handlers: {
+      GetFence: (_call: unknown, callback: grpc.sendUnaryData<{ fence: string }>) => {
+        entered();
+        void gate.then(() => callback(null, { fence: '1' }));
+      },
+    },
+    authenticator: insecureAuthenticator,
     maxReceiveMessageBytes: 1024 * 1024,
     log: silentLogger,
   });
@@ -81,7 +83,9 @@ describe('startGrpcServer', () => {
     const start = startGrpcServer({
       serviceName: SERVICE_NAMES.sink,
       listen: 'nowhere',
-      register: () => {},
+      definition: fencing.Sink.service,
+      handlers: {},
+      authenticator: insecureAuthenticator,
       maxReceiveMessageBytes: 1024,
       log: silentLogger,
     });
@@ -95,7 +99,9 @@ describe('startGrpcServer', () => {
     const second = startGrpcServer({
       serviceName: SERVICE_NAMES.sink,
       listen: first.address,
-      register: () => {},
+      definition: fencing.Sink.service,
+      handlers: {},
+      authenticator: insecureAuthenticator,
       maxReceiveMessageBytes: 1024,
       log: silentLogger,
     });

@@ -1,11 +1,13 @@
-// Server start-up shared by both services: the protocol service plus the
-// standard health and reflection services, bound to one address (port 0
-// picks a free port, reported back), and a graceful stop.
+// Server start-up shared by both services: the protocol service behind the
+// call gate (A6), plus the standard health and reflection services, bound to
+// one address (port 0 picks a free port, reported back), and a graceful stop.
 import * as grpc from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
 import * as protoLoader from '@grpc/proto-loader';
 import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
 import { LOADER_OPTIONS, reflectionFiles } from '@fencer/proto';
+import type { Authenticator } from './auth.js';
+import { callGate } from './call-gate.js';
 import { joinHostPort, listenAddress } from './cli-options.js';
 import { DEFAULT_CONNECTION_LIMITS, grpcServerOptions, type ConnectionLimits } from './connection-limits.js';
 import type { Logger } from './log.js';
@@ -22,11 +24,20 @@ export interface ServerSpec {
   readonly serviceName: string;
   /** HOST:PORT to bind; port 0 picks a free one. */
   readonly listen: string;
-  /** Adds the protocol service's handlers to the server. */
-  readonly register: (server: grpc.Server) => void;
+  /** The protocol service's definition (proto-loader's) and handlers. */
+  readonly definition: grpc.ServiceDefinition;
+  readonly handlers: grpc.UntypedServiceImplementation;
+  /** Who may call the protocol service (A2); asked before any request is read (A6). */
+  readonly authenticator: Authenticator;
   /** TLS, and mutual TLS when it names a client CA (A2); absent or null: plaintext. */
   readonly tls?: ServerTls | null;
-  /** Must stay well above the payload limit (V2), so oversize payloads get INVALID_ARGUMENT. */
+  /**
+   * Largest request, after decompression (V2): above the payload limit, so
+   * an oversize payload gets INVALID_ARGUMENT, but bounded (a few MiB), since
+   * a compressed request can claim any size. grpc-js (1.14, decompressMessage)
+   * counts the inflated bytes as they come and stops inflating past this,
+   * answering RESOURCE_EXHAUSTED.
+   */
   readonly maxReceiveMessageBytes: number;
   /** V4: streams, buffered bytes and lifetime of one connection; default DEFAULT_CONNECTION_LIMITS. */
   readonly connectionLimits?: ConnectionLimits;
@@ -52,11 +63,13 @@ export interface RunningServer {
  */
 export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> {
   const { host } = listenAddress('listen', spec.listen);
+  const gate = callGate(spec);
   const server = new grpc.Server({
     'grpc.max_receive_message_length': spec.maxReceiveMessageBytes,
     ...grpcServerOptions(spec.connectionLimits ?? DEFAULT_CONNECTION_LIMITS),
+    interceptors: [gate.interceptor],
   });
-  spec.register(server);
+  server.addService(gate.definition, spec.handlers);
   const health = new HealthImplementation({ '': 'NOT_SERVING', [spec.serviceName]: 'NOT_SERVING' });
   // A health Watch stream never ends by itself, and a graceful shutdown waits
   // for every open call: without ending them, one load balancer watching

@@ -1,8 +1,8 @@
 // The one outcome → status mapping, seen from a real grpc-js client against a
 // real server on 127.0.0.1:0: every reason travels with PROTOCOL.md's code,
 // an ErrorInfo (domain fencing.v1, the reason, its metadata), a BadRequest
-// for invalid input, and the `fencing-reason` trailer; auth runs before the
-// handler (A2/A4); anything that is not a Failure is a bare INTERNAL whose
+// for invalid input, and the `fencing-reason` trailer; auth (the call gate
+// of startGrpcServer) and the role check run before the handler (A2/A4); anything that is not a Failure is a bare INTERNAL whose
 // message and stack reach only the log.
 import { Writable } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
@@ -13,6 +13,7 @@ import {
   decodeStatusDetails,
   fencing,
   REASON_KEY,
+  SERVICE_NAMES,
   STATUS_DETAILS_KEY,
   unaryCall,
   type SinkClient,
@@ -22,6 +23,7 @@ import { credentialsAuthenticator } from './auth.js';
 import type { Reason } from '@fencer/common';
 import { Failure } from './failure.js';
 import { registry } from './metrics.js';
+import { startGrpcServer, type RunningServer } from './server.js';
 import { unaryFactory } from './unary.js';
 import { RequestCheck } from './validation.js';
 
@@ -58,20 +60,12 @@ const log = pino(
 );
 const handled: string[] = [];
 
-let server: grpc.Server;
+let server: RunningServer;
 let client: SinkClient;
 
 beforeAll(async () => {
-  const unary = unaryFactory({
-    service: 'unary-test',
-    log,
-    authenticator: credentialsAuthenticator([
-      { token: WORKER, identity: 'w1', role: 'worker' },
-      { token: COORDINATOR, identity: 'c', role: 'coordinator' },
-    ]),
-  });
-  server = new grpc.Server();
-  server.addService(fencing.Sink.service, {
+  const unary = unaryFactory({ service: 'unary-test', log });
+  const handlers = {
     // Refuses with the reason named by `resource`.
     Write: unary<{ resource: string }, never>('Write', ['worker'], async ({ resource }) => {
       handled.push('Write');
@@ -97,18 +91,25 @@ beforeAll(async () => {
         return { fence: '1' };
       },
     ),
+  };
+  server = await startGrpcServer({
+    serviceName: SERVICE_NAMES.sink,
+    listen: '127.0.0.1:0',
+    definition: fencing.Sink.service,
+    handlers,
+    authenticator: credentialsAuthenticator([
+      { token: WORKER, identity: 'w1', role: 'worker' },
+      { token: COORDINATOR, identity: 'c', role: 'coordinator' },
+    ]),
+    maxReceiveMessageBytes: 1024 * 1024,
+    log,
   });
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(bound),
-    ),
-  );
-  client = new fencing.Sink(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+  client = new fencing.Sink(server.address, grpc.credentials.createInsecure());
 });
 
-afterAll(() => {
+afterAll(async () => {
   client.close();
-  server.forceShutdown();
+  await server.stop(0);
 });
 
 /** What a client sees of a failed call, read off the wire by hand. */

@@ -1,11 +1,11 @@
-// The one place where handler results become gRPC statuses: auth first,
-// then the handler; a Failure becomes its code with ErrorInfo/BadRequest
+// The one place where handler results become gRPC statuses: the role check
+// (A4) on the principal the call gate authenticated, then the handler; a Failure becomes its code with ErrorInfo/BadRequest
 // details and the `fencing-reason` trailer; anything else becomes INTERNAL
 // with a bare message, the stack going to the log only.
 import * as grpc from '@grpc/grpc-js';
 import { ERROR_DOMAIN, REASON_KEY, STATUS_DETAILS_KEY, encodeStatusDetails } from '@fencer/proto';
 import { REASON_CODES } from '@fencer/common';
-import { authorize, type Authenticator, type Principal, type Role } from './auth.js';
+import { authorize, principalOf, type Principal, type Role } from './auth.js';
 import { Failure } from './failure.js';
 import type { Logger } from './log.js';
 import { rpcCalls, rpcSeconds } from './metrics.js';
@@ -20,12 +20,14 @@ export interface CallContext {
 export type UnaryHandler<Req, Res> = (request: Req, context: CallContext) => Promise<Res>;
 
 /**
- * Builds grpc-js unary handlers that share auth, error mapping, logging and
- * metrics. `unary(method, roles, handle)` admits only `roles` (A4; every role
- * when auth is off) and never lets an exception escape as anything but a status.
+ * Builds grpc-js unary handlers that share the role check, error mapping,
+ * logging and metrics, for a service served by startGrpcServer (whose call
+ * gate authenticates every caller before its request is read, A6).
+ * `unary(method, roles, handle)` admits only `roles` (A4; every role when
+ * auth is off) and never lets an exception escape as anything but a status.
  */
-export function unaryFactory(options: { service: string; authenticator: Authenticator; log: Logger }) {
-  const { service, authenticator, log } = options;
+export function unaryFactory(options: { service: string; log: Logger }) {
+  const { service, log } = options;
   return function unary<Req, Res>(
     method: string,
     roles: readonly Role[],
@@ -34,7 +36,7 @@ export function unaryFactory(options: { service: string; authenticator: Authenti
     return (call, callback) => {
       const stopTimer = rpcSeconds.startTimer({ service, method });
       const run = async (): Promise<Res> => {
-        const principal = authenticator.authenticate(call.metadata, call.getAuthContext());
+        const principal = principalOf(call.metadata);
         authorize(principal, method, roles);
         return handle(call.request, { principal, log });
       };
@@ -55,8 +57,8 @@ export function unaryFactory(options: { service: string; authenticator: Authenti
   };
 }
 
-/** Maps a thrown value to a status: a Failure keeps its reason, anything else is a bare INTERNAL. */
-function toStatus(error: unknown, method: string, log: Logger): grpc.ServiceError {
+/** Maps a thrown value to a status: a Failure keeps its reason, anything else is a bare INTERNAL (logged). */
+export function toStatus(error: unknown, method: string, log: Logger): grpc.ServiceError {
   const failure = error instanceof Failure ? error : new Failure('INTERNAL', 'internal error');
   if (!(error instanceof Failure)) log.error({ err: error, method }, 'handler failed');
   const code = REASON_CODES[failure.reason];

@@ -9,3 +9,4 @@ export * from './clients.js';
 export * from './standard-services.js';
 export { healthStatus } from '@fencer/supervisor';
 export * from './certificates.js';
+export * from './raw-grpc.js';

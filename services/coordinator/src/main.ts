@@ -103,12 +103,11 @@ export async function startCoordinator(
       serviceName: SERVICE_NAMES.coordinator,
       listen: config.listen,
       tls: config.tls,
-      register: (s) =>
-        s.addService(
-          fencing.Coordinator.service,
-          coordinatorHandlers(deps.wrapCore?.(opened) ?? opened, { authenticator, log, limits: DEFAULT_LIMITS }),
-        ),
-      // Far above any valid request, so an oversize id is answered INVALID_ARGUMENT naming it.
+      definition: fencing.Coordinator.service,
+      handlers: coordinatorHandlers(deps.wrapCore?.(opened) ?? opened, { log, limits: DEFAULT_LIMITS }),
+      authenticator,
+      // V2: far above any valid request, so an oversize id is answered
+      // INVALID_ARGUMENT naming it; bounded after decompression.
       maxReceiveMessageBytes: 4 * 1024 * 1024,
       connectionLimits: config.connectionLimits,
       log,

@@ -94,12 +94,14 @@ export async function startSink(config: SinkConfig, options: { log?: Logger } & 
       serviceName: SERVICE_NAMES.sink,
       listen: config.listen,
       tls: config.tls,
-      register: (s) => s.addService(fencing.Sink.service, sinkHandlers(engine, { authenticator, log, limits })),
-      // V2: far above the payload limit, so an oversize payload reaches
-      // validation and is answered INVALID_ARGUMENT naming `payload`. Only a
-      // message past this bound (64 MiB by default) is RESOURCE_EXHAUSTED:
-      // the price of never buffering unbounded input.
-      maxReceiveMessageBytes: Math.max(64 * 1024 * 1024, 4 * config.maxPayloadBytes),
+      definition: fencing.Sink.service,
+      handlers: sinkHandlers(engine, { log, limits }),
+      authenticator,
+      // V2: above the payload limit, so an oversize payload reaches
+      // validation and is answered INVALID_ARGUMENT naming `payload`; a
+      // request past this bound after decompression (4 MiB by default) is
+      // RESOURCE_EXHAUSTED: the price of never inflating unbounded input.
+      maxReceiveMessageBytes: Math.max(4 * 1024 * 1024, 4 * config.maxPayloadBytes),
       connectionLimits: config.connectionLimits,
       log,
     });

@@ -19,11 +19,9 @@ export function serveSinkApi(api: SinkApi): Promise<RunningServer> {
   return startGrpcServer({
     serviceName: SERVICE_NAMES.sink,
     listen: '127.0.0.1:0',
-    register: (server) =>
-      server.addService(
-        fencing.Sink.service,
-        sinkHandlers(api, { authenticator: insecureAuthenticator, log: silentLogger, limits: DEFAULT_LIMITS }),
-      ),
+    definition: fencing.Sink.service,
+    handlers: sinkHandlers(api, { log: silentLogger, limits: DEFAULT_LIMITS }),
+    authenticator: insecureAuthenticator,
     maxReceiveMessageBytes: 4 * DEFAULT_LIMITS.maxPayloadBytes,
     log: silentLogger,
   });

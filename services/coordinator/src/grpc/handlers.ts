@@ -1,15 +1,7 @@
 // Thin gRPC handlers: authorize (A2/A4, in unaryFactory), validate every
 // field (V1/V2) before state is touched, check the owner (A3), call the
 // core, map the outcome (status.ts).
-import {
-  RequestCheck,
-  requireOwner,
-  unaryFactory,
-  type Authenticator,
-  type Limits,
-  type Logger,
-  type Role,
-} from '@fencer/server-kit';
+import { RequestCheck, requireOwner, unaryFactory, type Limits, type Logger, type Role } from '@fencer/server-kit';
 import type { CoordinatorHandlers } from '@fencer/proto';
 import type { CoordinatorApi } from '../core/coordinator.js';
 import type { ReleaseParams } from '../core/model.js';
@@ -26,10 +18,10 @@ export const COORDINATOR_ROLES = Object.freeze({
 /** The fencing.v1.Coordinator implementation over `core`; `limits` bound ids and TTLs (V2). */
 export function coordinatorHandlers(
   core: CoordinatorApi,
-  options: { authenticator: Authenticator; log: Logger; limits: Limits },
+  options: { log: Logger; limits: Limits },
 ): CoordinatorHandlers {
   const { limits } = options;
-  const unary = unaryFactory({ service: 'coordinator', authenticator: options.authenticator, log: options.log });
+  const unary = unaryFactory({ service: 'coordinator', log: options.log });
   return {
     Acquire: unary('Acquire', COORDINATOR_ROLES.Acquire, async (request, { principal }) => {
       const check = new RequestCheck(limits);

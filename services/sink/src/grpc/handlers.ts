@@ -1,13 +1,6 @@
 // Thin gRPC handlers: authorize (A4, via unaryFactory), validate every field
 // (V1/V2) before anything touches state, call the engine, map the outcome.
-import {
-  RequestCheck,
-  unaryFactory,
-  type Authenticator,
-  type Limits,
-  type Logger,
-  type Role,
-} from '@fencer/server-kit';
+import { RequestCheck, unaryFactory, type Limits, type Logger, type Role } from '@fencer/server-kit';
 import type { SinkHandlers } from '@fencer/proto';
 import type { SinkApi } from '../core/sink-engine.js';
 import { advanceResponseOrThrow, readResponseOrThrow, rethrowStoreFailure, writeResponseOrThrow } from './status.js';
@@ -25,12 +18,9 @@ export const SINK_ROLES = Object.freeze({
 } as const satisfies Record<keyof SinkHandlers, readonly Role[]>);
 
 /** The fencing.v1.Sink implementation over `engine`; `limits` bound ids and payloads (V2). */
-export function sinkHandlers(
-  engine: SinkApi,
-  options: { authenticator: Authenticator; log: Logger; limits: Limits },
-): SinkHandlers {
+export function sinkHandlers(engine: SinkApi, options: { log: Logger; limits: Limits }): SinkHandlers {
   const { limits } = options;
-  const unary = unaryFactory({ service: 'sink', authenticator: options.authenticator, log: options.log });
+  const unary = unaryFactory({ service: 'sink', log: options.log });
   return {
     AdvanceFence: unary('AdvanceFence', SINK_ROLES.AdvanceFence, async (request) => {
       const check = new RequestCheck(limits);

@@ -1,0 +1,111 @@
+// A6: every call of the protocol service is authenticated from its headers
+// alone (bearer metadata, or the verified client certificate of its
+// connection) before one byte of its request is read, inflated or decoded;
+// then (V3) each request message is decoded strictly. One grpc-js server
+// interceptor does both in front of every RPC, unary or streaming, so no
+// handler can forget either.
+//
+// Why ending the call on metadata is enough (grpc-js 1.14,
+// src/server-interceptors.ts): BaseServerInterceptingCall pauses the HTTP/2
+// stream as the call is created, and frames are split, inflated
+// (decompressMessage) and deserialized only in its 'data' handler, which
+// runs once startRead() resumes the stream. Only the handler calls
+// startRead() (handleUnary and the streaming handlers, from their own
+// onReceiveMetadata), and the handler sees metadata only when every
+// interceptor has passed it on. The gate's onReceiveMetadata runs
+// synchronously in call.start(), as the stream arrives; a refusal there
+// sends a trailers-only status and never passes the metadata on, so nothing
+// calls startRead(). grpc-js then drains the stream into a 'data' handler
+// that drops every frame of an ended call (checkCancelled) unread.
+import * as grpc from '@grpc/grpc-js';
+import { descriptors } from '@fencer/proto';
+import { rememberPrincipal, type Authenticator, type Principal } from './auth.js';
+import type { Logger } from './log.js';
+import { requestsRead, rpcCalls } from './metrics.js';
+import { toStatus } from './unary.js';
+import { checkEncoding } from './wire-check.js';
+
+/** The gate of one protocol service, and that service as the gate needs it served. */
+export interface CallGate {
+  /** For `new grpc.Server({ interceptors })`. */
+  readonly interceptor: grpc.ServerInterceptor;
+  /** The definition to add: grpc-js hands requests over as bytes, which the gate decodes (V3). */
+  readonly definition: grpc.ServiceDefinition;
+}
+
+/**
+ * Admits calls of `serviceName` (fully qualified, e.g. fencing.v1.Sink;
+ * `definition` is proto-loader's) only once `authenticator` knows the caller
+ * (refusing UNAUTHENTICATED otherwise), and hands the principal to the
+ * handler (principalOf). Each request message must then be a valid encoding
+ * of its type (else INVALID_ARGUMENT, MALFORMED_MESSAGE) before proto-loader's
+ * decoder turns it into the object handlers get. Refusals count like any
+ * other call. Calls of other services (health, reflection) pass untouched:
+ * load balancers and tools call them without credentials.
+ */
+export function callGate(options: {
+  serviceName: string;
+  definition: grpc.ServiceDefinition;
+  authenticator: Authenticator;
+  log: Logger;
+}): CallGate {
+  const { serviceName, authenticator, log } = options;
+  const service = descriptors.getService(serviceName);
+  if (!service) throw new Error(`no descriptor for ${serviceName}`);
+  const decoders = new Map(
+    Object.values(options.definition).map((method) => {
+      const schema = service.methods.find((m) => method.path === `/${serviceName}/${m.name}`)?.input;
+      if (!schema) throw new Error(`no descriptor for ${method.path}`);
+      return [method.path, { schema, decode: method.requestDeserialize }] as const;
+    }),
+  );
+  const definition = Object.fromEntries(
+    Object.entries(options.definition).map(([name, method]) => [
+      name,
+      { ...method, requestDeserialize: (bytes: Buffer) => bytes },
+    ]),
+  );
+  const prefix = `/${serviceName}/`;
+  // The `service` label the service's unaryFactory counts under ('sink', 'coordinator').
+  const label = serviceName.slice(serviceName.lastIndexOf('.') + 1).toLowerCase();
+  const interceptor: grpc.ServerInterceptor = (methodDescriptor, call) => {
+    const decoder = decoders.get(methodDescriptor.path);
+    if (!decoder) return new grpc.ServerInterceptingCall(call);
+    const method = methodDescriptor.path.slice(prefix.length);
+    const gated: grpc.ServerInterceptingCall = new grpc.ServerInterceptingCall(call, {
+      start: (next) =>
+        next({
+          onReceiveMetadata: (metadata, pass) => {
+            let principal: Principal;
+            try {
+              principal = authenticator.authenticate(metadata, call.getAuthContext());
+            } catch (error) {
+              refuse(error);
+              return;
+            }
+            rememberPrincipal(metadata, principal);
+            pass(metadata);
+          },
+          onReceiveMessage: (bytes: Buffer, pass) => {
+            requestsRead.inc({ service: label, method });
+            let request: unknown;
+            try {
+              checkEncoding(decoder.schema, bytes);
+              request = decoder.decode(bytes);
+            } catch (error) {
+              refuse(error);
+              return;
+            }
+            pass(request);
+          },
+        }),
+    });
+    const refuse = (error: unknown): void => {
+      const { code, details, metadata } = toStatus(error, method, log);
+      rpcCalls.inc({ service: label, method, code: grpc.status[code] });
+      gated.sendStatus({ code, details, metadata });
+    };
+    return gated;
+  };
+  return { interceptor, definition };
+}
