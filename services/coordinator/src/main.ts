@@ -96,6 +96,7 @@ export async function startCoordinator(
       newGrantId: deps.newGrantId ?? randomUUID,
       requestRetentionMs: config.requestRetentionMs,
       limits: config.coreLimits,
+      fenceOnExpiry: config.fenceOnExpiry,
       log,
     });
     core = opened;
@@ -124,7 +125,8 @@ export async function startCoordinator(
         ),
       );
     }
-    // R3: lookups ignore records past retention anyway; this only frees their space.
+    // R3: lookups ignore records past retention anyway; this only frees their
+    // space, and that of resource entries idle past the cache bound (V4).
     const collectEveryMs = Math.min(60_000, Math.max(1_000, Math.floor(config.requestRetentionMs / 10)));
     sweepers.push(startSweeper(collectEveryMs, () => opened.collectRequests(), onSweepError('request-record')));
   } catch (error) {
