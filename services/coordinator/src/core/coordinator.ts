@@ -91,7 +91,8 @@ export type CoordinatorApi = Pick<Coordinator, 'acquire' | 'renew' | 'release' |
 export class Coordinator {
   readonly #table: LeaseTable;
   readonly #requestLocks = new KeyedLock();
-  readonly #resourceLocks = new KeyedLock();
+  /** Per-resource serialization; used only through `#onResource`, which also brings the entry into memory (V4). */
+  readonly #resourceSections = new KeyedLock();
   readonly #rate: RateLimiter;
   readonly #offenders = new OffenderLog();
   /** Operations in progress, so `close()` can wait for them before the store is closed. */
@@ -352,7 +353,7 @@ export class Coordinator {
    * read happens under the lock, so two calls never restore one entry twice.
    */
   #onResource<T>(resource: string, section: () => Promise<T>): Promise<T> {
-    return this.#resourceLocks.run(resource, async () => {
+    return this.#resourceSections.run(resource, async () => {
       if (!this.#table.isLoaded(resource)) this.#table.restore(resource, await this.deps.store.loadResource(resource));
       this.#table.hold(resource);
       try {
