@@ -33,8 +33,17 @@ export function hostPort(value: string): string {
 
 /** Commander parser for an integer >= 1. */
 export function positiveInteger(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
-    throw new InvalidArgumentError(`expected a positive integer, got "${value}"`);
+  return integerFrom(value, 1, 'a positive integer');
+}
+
+/** Commander parser for an integer >= 0. */
+export function nonNegativeInteger(value: string): number {
+  return integerFrom(value, 0, 'a non-negative integer');
+}
+
+function integerFrom(value: string, min: number, what: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < min || !Number.isSafeInteger(Number(value))) {
+    throw new InvalidArgumentError(`expected ${what}, got "${value}"`);
   }
   return Number(value);
 }

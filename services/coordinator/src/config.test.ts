@@ -57,7 +57,12 @@ describe('coordinator configuration', () => {
       requestRetentionMs: 3_600_000,
       sinkDeadlineMs: 2_000,
       metrics: undefined,
-      coreLimits: { maxRequestRecords: 100_000, maxRecordsPerOwner: 10_000, maxAcquiresPerSecond: 100 },
+      coreLimits: {
+        maxRequestRecords: 100_000,
+        maxRecordsPerOwner: 10_000,
+        maxAcquiresPerSecond: 100,
+        maxIdleResources: 10_000,
+      },
       connectionLimits: {
         maxConcurrentStreams: 100,
         maxSessionMemoryMib: 64,
@@ -96,6 +101,7 @@ describe('coordinator configuration', () => {
       FENCER_COORDINATOR_MAX_REQUEST_RECORDS: '50',
       FENCER_COORDINATOR_MAX_RECORDS_PER_OWNER: '5',
       FENCER_COORDINATOR_MAX_ACQUIRES_PER_SECOND: '2',
+      FENCER_COORDINATOR_MAX_IDLE_RESOURCES: '0',
       FENCER_COORDINATOR_MAX_CONCURRENT_STREAMS: '7',
     });
     expect(config).toMatchObject({
@@ -109,7 +115,7 @@ describe('coordinator configuration', () => {
       requestRetentionMs: 5_000,
       sinkDeadlineMs: 250,
       metrics: '127.0.0.1:0',
-      coreLimits: { maxRequestRecords: 50, maxRecordsPerOwner: 5, maxAcquiresPerSecond: 2 },
+      coreLimits: { maxRequestRecords: 50, maxRecordsPerOwner: 5, maxAcquiresPerSecond: 2, maxIdleResources: 0 },
       connectionLimits: { maxConcurrentStreams: 7 },
     });
     expect(config.tls?.clientCa).toBeInstanceOf(Buffer);
@@ -163,6 +169,7 @@ describe('coordinator configuration', () => {
 
   it.each([
     ['--request-retention-ms', '0'],
+    ['--max-idle-resources', '-1'],
     ['--sink-deadline-ms', 'soon'],
     ['--listen', 'nowhere'],
     ['--sink', 'host:99999'],

@@ -11,6 +11,7 @@ import {
   connectionLimits,
   configuredCommand,
   hostPort,
+  nonNegativeInteger,
   positiveInteger,
   serverAuth,
   serverOptions,
@@ -60,7 +61,7 @@ export interface CoordinatorConfig {
   readonly sinkDeadlineMs: number;
   /** HOST:PORT for Prometheus /metrics, or undefined for none. */
   readonly metrics: string | undefined;
-  /** V4: request records and Acquire rate, in all and per owner. */
+  /** V4: request records and Acquire rate, in all and per owner; idle resource entries kept in memory. */
   readonly coreLimits: CoreLimits;
   /** V4: streams, buffered bytes and lifetime of each connection. */
   readonly connectionLimits: ConnectionLimits;
@@ -109,6 +110,7 @@ export function coordinatorConfig(options: RawOptions): CoordinatorConfig {
       maxRequestRecords: options.maxRequestRecords ?? DEFAULT_CORE_LIMITS.maxRequestRecords,
       maxRecordsPerOwner: options.maxRecordsPerOwner ?? DEFAULT_CORE_LIMITS.maxRecordsPerOwner,
       maxAcquiresPerSecond: options.maxAcquiresPerSecond ?? DEFAULT_CORE_LIMITS.maxAcquiresPerSecond,
+      maxIdleResources: options.maxIdleResources ?? DEFAULT_CORE_LIMITS.maxIdleResources,
     }),
     connectionLimits: connectionLimits(options),
   });
@@ -171,6 +173,13 @@ export function buildCoordinatorCommand(run: (config: CoordinatorConfig) => Prom
         .env('FENCER_COORDINATOR_MAX_ACQUIRES_PER_SECOND')
         .default(DEFAULT_CORE_LIMITS.maxAcquiresPerSecond)
         .argParser(positiveInteger),
+      new Option(
+        '--max-idle-resources <n>',
+        'resource entries with no valid lease kept in memory as a cache; the rest are read from disk when used (V4)',
+      )
+        .env('FENCER_COORDINATOR_MAX_IDLE_RESOURCES')
+        .default(DEFAULT_CORE_LIMITS.maxIdleResources)
+        .argParser(nonNegativeInteger),
       ...connectionLimitOptions('FENCER_COORDINATOR'),
     ],
     coordinatorConfig,

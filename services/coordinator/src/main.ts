@@ -3,11 +3,13 @@
 // (tests inject a FakeClock); `runCoordinator` is the `fencer coordinator`
 // process around it, and the only code here that touches `process`.
 import { randomUUID } from 'node:crypto';
+import { Gauge } from 'prom-client';
 import {
   announceReady,
   authenticatorFor,
   createLogger,
   DEFAULT_LIMITS,
+  registry,
   routeGrpcLogs,
   runUntilSignal,
   serveMetrics,
@@ -66,6 +68,34 @@ export interface RunningCoordinator {
   stop(): Promise<void>;
 }
 
+// Created once per process: prom-client refuses duplicate metric names, and
+// tests may run several coordinators in one process (the gauge sums them).
+const residencyOf = new Set<Coordinator>();
+let residencyGauge: Gauge<'state'> | undefined;
+
+/** V4: counts `core`'s resource entries on /metrics until the returned function is called. */
+function gaugeResidency(core: Coordinator): () => void {
+  residencyGauge ??= new Gauge({
+    name: 'fencer_coordinator_resource_entries',
+    help: 'Resource entries in memory: active (a valid lease, or a fence L8 owes) and idle (a cache bounded by --max-idle-resources)',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      let resident = 0;
+      let idle = 0;
+      for (const running of residencyOf) {
+        const counts = running.residency();
+        resident += counts.resident;
+        idle += counts.idle;
+      }
+      this.set({ state: 'active' }, resident - idle);
+      this.set({ state: 'idle' }, idle);
+    },
+  });
+  residencyOf.add(core);
+  return () => residencyOf.delete(core);
+}
+
 /**
  * Opens the store in `config.dataDir`, loads it (L7), and serves
  * fencing.v1.Coordinator on `config.listen`. Rejects with StartupError
@@ -87,6 +117,7 @@ export async function startCoordinator(
   let core: Coordinator | undefined;
   let server: RunningServer | undefined;
   let metricsServer: MetricsEndpoint | undefined;
+  let ungauge: (() => void) | undefined;
   const sweepers: Sweeper[] = [];
   try {
     const opened = await Coordinator.open({
@@ -96,6 +127,7 @@ export async function startCoordinator(
       newGrantId: deps.newGrantId ?? randomUUID,
       requestRetentionMs: config.requestRetentionMs,
       limits: config.coreLimits,
+      fenceOnExpiry: config.fenceOnExpiry,
       log,
     });
     core = opened;
@@ -112,7 +144,10 @@ export async function startCoordinator(
       connectionLimits: config.connectionLimits,
       log,
     });
-    if (config.metrics !== undefined) metricsServer = await serveMetrics(config.metrics);
+    if (config.metrics !== undefined) {
+      metricsServer = await serveMetrics(config.metrics);
+      ungauge = gaugeResidency(opened);
+    }
     const onSweepError = (what: string) => (error: unknown) => log.error({ err: error }, `${what} sweep failed`);
     if (config.fenceOnExpiry) {
       sweepers.push(
@@ -123,10 +158,12 @@ export async function startCoordinator(
         ),
       );
     }
-    // R3: lookups ignore records past retention anyway; this only frees their space.
+    // R3: lookups ignore records past retention anyway; this only frees their
+    // space, and that of resource entries idle past the cache bound (V4).
     const collectEveryMs = Math.min(60_000, Math.max(1_000, Math.floor(config.requestRetentionMs / 10)));
     sweepers.push(startSweeper(collectEveryMs, () => opened.collectRequests(), onSweepError('request-record')));
   } catch (error) {
+    ungauge?.();
     await Promise.all(sweepers.map((s) => s.stop()));
     await server?.stop(0);
     sink.close();
@@ -147,6 +184,7 @@ export async function startCoordinator(
         // A call whose client gave up no longer holds the server open, but its
         // Acquire may still be between the sink and the store.
         await running.core.close();
+        ungauge?.();
         await running.metricsServer?.close();
         sink.close();
         await store.close();

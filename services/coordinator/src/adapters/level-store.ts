@@ -3,7 +3,7 @@
 // fence updates and request collection are not (see LeaseStore for why that is safe).
 import type { Level } from 'level';
 import { openLevelDb, type RepairOptions } from '@fencer/server-kit';
-import type { LeaseStore, StoredState } from '../core/store.js';
+import type { LeaseStore, StoredResource, StoredState } from '../core/store.js';
 import type { Grant, RequestRecord } from '../core/model.js';
 
 const sublevel = (db: Level<string, string>, name: string) =>
@@ -66,6 +66,17 @@ export class LevelStore implements LeaseStore {
     for await (const [, value] of this.#requests.iterator())
       requests.push(decodeRequest(JSON.parse(value) as RequestJson));
     return { counters, grants, requests };
+  }
+
+  async loadResource(resource: string): Promise<StoredResource | undefined> {
+    // Two reads, not one snapshot: the core calls this under the resource's
+    // lock, so no write of this resource can land between them.
+    const [counter, grant] = await Promise.all([this.#counters.get(resource), this.#grants.get(resource)]);
+    if (counter === undefined && grant === undefined) return undefined;
+    return {
+      counter: counter === undefined ? 0n : BigInt(counter),
+      grant: grant === undefined ? null : decodeGrant(JSON.parse(grant) as GrantJson),
+    };
   }
 
   reserveToken(resource: string, token: bigint): Promise<void> {

@@ -150,6 +150,28 @@ describe.each(harnesses)('LeaseStore contract: %s', (_name, make) => {
     expect(state.requests.map((r) => r.requestId)).toEqual(['q2']);
   });
 
+  it('loadResource reads one resource back as load would, before and after reopen (V4)', async () => {
+    const store = await start();
+    expect(await store.loadResource('r')).toBeUndefined();
+    await store.reserveToken('burned', 4n); // a failed grant: a counter and no grant
+    await store.reserveToken('r', 7n);
+    await store.recordGrant(grant({ token: 7n, incarnation: MAX_U64 }), record({ token: 7n }));
+    await store.changeTtl(grant({ token: 7n, incarnation: MAX_U64, ttlMs: 9_000 }));
+    // Not synced, and still what the next read must see.
+    await store.endGrant(grant({ token: 7n, incarnation: MAX_U64, ttlMs: 9_000, ended: 'released' }));
+    const expected = {
+      r: { counter: 7n, grant: grant({ token: 7n, incarnation: MAX_U64, ttlMs: 9_000, ended: 'released' }) },
+      burned: { counter: 4n, grant: null },
+      never: undefined,
+    };
+    const readAll = async (reader: LeaseStore) =>
+      Object.fromEntries(
+        await Promise.all(Object.keys(expected).map(async (r) => [r, await reader.loadResource(r)] as const)),
+      );
+    expect(await readAll(store)).toEqual(expected);
+    expect(await readAll(await reopen())).toEqual(expected);
+  });
+
   it('round-trips ids with any UTF-8 and separator-like characters', async () => {
     const store = await start();
     const resource = 'ünïcødé/!key:with~separators 🎯';
@@ -169,6 +191,7 @@ describe.each(harnesses)('LeaseStore contract: %s', (_name, make) => {
     await store.close();
     open = [];
     await expect(store.reserveToken('r', 1n)).rejects.toThrow();
+    await expect(store.loadResource('r')).rejects.toThrow();
   });
 });
 

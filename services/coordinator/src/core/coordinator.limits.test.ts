@@ -26,6 +26,7 @@ async function setup(limits: Partial<CoreLimits>) {
     newGrantId: () => `grant-${++ids}`,
     requestRetentionMs: RETENTION_MS,
     limits: { ...UNLIMITED, ...limits },
+    fenceOnExpiry: false,
     log,
   });
   return { clock, core, warnings };
@@ -50,7 +51,7 @@ describe('V4/R3: request records are bounded', () => {
     for (let i = 0; i < 3; i++) expect((await core.acquire(req())).kind).toBe('granted');
     const refused = req();
     expect(await core.acquire(refused)).toEqual({ kind: 'records-full', scope: 'owner', limit: 3 });
-    expect(core.describe(refused.resource).lastToken).toBe(0n);
+    expect((await core.describe(refused.resource)).lastToken).toBe(0n);
     expect((await core.acquire(req({ ownerId: 'alice' }))).kind).toBe('granted');
   });
 

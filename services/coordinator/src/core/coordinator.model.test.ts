@@ -36,6 +36,7 @@ async function runHistory(seed: number, steps: number) {
       newGrantId: () => `g${++grantIds}`,
       requestRetentionMs: 10 ** 9,
       limits: UNLIMITED,
+      fenceOnExpiry: true,
       log: quiet,
     });
   let core = await open();

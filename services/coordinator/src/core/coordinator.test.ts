@@ -23,6 +23,7 @@ async function setup(options: { retentionMs?: number; disk?: MemoryDisk; sink?: 
       newGrantId: () => `grant-${++ids}`,
       requestRetentionMs: options.retentionMs ?? 3_600_000,
       limits: UNLIMITED,
+      fenceOnExpiry: true,
       log: quiet,
     });
   const core = await open();
@@ -81,12 +82,12 @@ describe('L3: reserve, fence, record, reply', () => {
   it('advances the sink fence after the token is durably reserved and before the lease is recorded', async () => {
     const { core, disk, sink } = await setup();
     const seen: unknown[] = [];
-    sink.beforeAdvance = (resource, token) => {
+    sink.beforeAdvance = async (resource, token) => {
       seen.push({
         reserved: disk.counters.get(resource),
         durable: disk.journal.at(-1),
         recorded: disk.grants.get(resource)?.token ?? null,
-        described: core.describe(resource).lease,
+        described: (await core.describe(resource)).lease,
       });
       expect(token).toBe(1n);
     };
@@ -120,7 +121,7 @@ describe('L3: reserve, fence, record, reply', () => {
     sink.down = 'UNAVAILABLE';
     const request = req();
     expect(await core.acquire(request)).toEqual({ kind: 'sink-unavailable', sinkCode: 'UNAVAILABLE' });
-    expect(core.describe('r')).toEqual({ lease: null, lastToken: 0n });
+    expect(await core.describe('r')).toEqual({ lease: null, lastToken: 0n });
     expect(disk.grants.size).toBe(0);
     expect(disk.requests.size).toBe(0);
     expect(disk.counters.get('r')).toBe(1n); // burned, never reused (L6)
@@ -139,7 +140,7 @@ describe('L3: reserve, fence, record, reply', () => {
     const request = req();
     await expect(core.acquire(request)).rejects.toThrow('disk full');
     expect(sink.fence('r')).toBe(1n);
-    expect(core.describe('r')).toEqual({ lease: null, lastToken: 0n });
+    expect(await core.describe('r')).toEqual({ lease: null, lastToken: 0n });
     sink.beforeAdvance = null;
     expect(granted(await core.acquire(request)).token).toBe(2n);
   });
@@ -163,7 +164,7 @@ describe('L3: reserve, fence, record, reply', () => {
     };
     expect(await core.acquire(req())).toEqual({ kind: 'fence-conflict', fence: 12n });
     expect(attempts).toEqual([1n, 7n]); // the retry goes above the fence it was told (6)
-    expect(core.describe('r')).toEqual({ lease: null, lastToken: 0n });
+    expect(await core.describe('r')).toEqual({ lease: null, lastToken: 0n });
     sink.beforeAdvance = null;
     expect(granted(await core.acquire(req())).token).toBe(13n);
   });
@@ -216,8 +217,8 @@ describe('R1/R2: idempotent Acquire', () => {
       requestId: request.requestId,
     });
     expect(sink.advances).toHaveLength(1);
-    expect(core.describe('r').lease).toEqual(lease);
-    expect(core.describe('other')).toEqual({ lease: null, lastToken: 0n });
+    expect((await core.describe('r')).lease).toEqual(lease);
+    expect(await core.describe('other')).toEqual({ lease: null, lastToken: 0n });
   });
 });
 
@@ -298,7 +299,7 @@ describe('L4: Renew', () => {
     clock.advance(TTL + 5_000);
     expect(await core.renew({ ...holderOf(lease), ttlMs: 0 })).toEqual({ kind: 'expired' });
     expect(await core.renew({ ...holderOf(lease), ttlMs: 60_000 })).toEqual({ kind: 'expired' });
-    expect(core.describe('r')).toEqual({ lease: null, lastToken: lease.token });
+    expect(await core.describe('r')).toEqual({ lease: null, lastToken: lease.token });
   });
 
   it('answers NOT_LEASE_HOLDER before LEASE_EXPIRED once a successor exists', async () => {
@@ -332,7 +333,7 @@ describe('L4: Renew', () => {
       lease: { ttlMs: 5_000, remainingMs: 5_000 },
     });
     const reopened = await ctx.reopen();
-    expect(reopened.describe('r').lease).toMatchObject({ ttlMs: 5_000, remainingMs: 5_000 });
+    expect((await reopened.describe('r')).lease).toMatchObject({ ttlMs: 5_000, remainingMs: 5_000 });
   });
 
   it.each([
@@ -351,7 +352,7 @@ describe('L4: Renew', () => {
       expect(ctx.disk.journal.slice(before)).toEqual([{ op: 'ttl', key: 'r', durable: true }]);
       ctx.disk.crash(); // power loss: whatever was not synced is gone
       const restarted = await ctx.reopen();
-      expect(restarted.describe('r').lease).toEqual({ ...lease, ttlMs, remainingMs: ttlMs });
+      expect((await restarted.describe('r')).lease).toEqual({ ...lease, ttlMs, remainingMs: ttlMs });
     },
   );
 
@@ -375,7 +376,7 @@ describe('L4: Renew', () => {
     clock.advance(400);
     disk.failNext = new Error('disk full');
     await expect(core.renew({ ...holderOf(lease), ttlMs: 60_000 })).rejects.toThrow('disk full');
-    expect(core.describe('r').lease).toEqual({ ...lease, remainingMs: TTL - 400 });
+    expect((await core.describe('r')).lease).toEqual({ ...lease, remainingMs: TTL - 400 });
     expect(disk.grants.get('r')?.ttlMs).toBe(TTL);
   });
 
@@ -394,7 +395,7 @@ describe('L5: Release', () => {
       const lease = granted(await core.acquire(req()));
       clock.advance(elapsedMs);
       expect(await core.release(holderOf(lease))).toEqual({ kind: 'released' });
-      expect(core.describe('r')).toEqual({ lease: null, lastToken: lease.token });
+      expect(await core.describe('r')).toEqual({ lease: null, lastToken: lease.token });
       expect(granted(await core.acquire(req({ ownerId: 'bob' }))).token).toBe(lease.token + 1n);
     }
   });
@@ -405,11 +406,11 @@ describe('L5: Release', () => {
     for (const change of [{ ownerId: 'bob' }, { incarnation: 9n }, { token: 7n }, { resource: 'x' }]) {
       expect(await core.release({ ...holderOf(old), ...change })).toEqual({ kind: 'not-released' });
     }
-    expect(core.describe('r').lease?.token).toBe(old.token);
+    expect((await core.describe('r')).lease?.token).toBe(old.token);
     clock.advance(TTL);
     const successor = granted(await core.acquire(req({ ownerId: 'bob' })));
     expect(await core.release(holderOf(old))).toEqual({ kind: 'not-released' });
-    expect(core.describe('r').lease?.token).toBe(successor.token);
+    expect((await core.describe('r')).lease?.token).toBe(successor.token);
   });
 });
 
@@ -454,7 +455,7 @@ describe('T1: the token space ends at 2^64−1', () => {
     expect(disk.journal).toHaveLength(writes);
     expect(disk.counters.get('r')).toBe(UINT64_MAX);
     expect(sink.advances.map((a) => a.token)).toEqual([UINT64_MAX]);
-    expect(core.describe('r')).toEqual({ lease: null, lastToken: UINT64_MAX });
+    expect(await core.describe('r')).toEqual({ lease: null, lastToken: UINT64_MAX });
   });
 
   it('a sink fence of 2^64−1 (another coordinator, or a direct AdvanceFence) is exhaustion, not a conflict or an outage', async () => {
@@ -491,8 +492,8 @@ describe('L7: restart keeps every unreleased grant valid for a full TTL', () => 
     await ctx.core.release(holderOf(released));
     ctx.clock.advance(TTL * 5); // long down: the process cannot know
     const core = await ctx.reopen();
-    expect(core.describe('r').lease).toEqual({ ...lease, remainingMs: TTL });
-    expect(core.describe('free')).toEqual({ lease: null, lastToken: released.token });
+    expect((await core.describe('r')).lease).toEqual({ ...lease, remainingMs: TTL });
+    expect(await core.describe('free')).toEqual({ lease: null, lastToken: released.token });
     ctx.clock.advance(TTL - 1);
     expect((await core.acquire(req({ ownerId: 'bob' }))).kind).toBe('held');
     expect((await core.renew({ ...holderOf(lease), ttlMs: 0 })).kind).toBe('renewed');
@@ -509,7 +510,7 @@ describe('L8: fence on expiry', () => {
     clock.advance(1);
     expect(await core.fenceExpiredLeases()).toEqual([{ kind: 'fenced', resource: 'r', fence: lease.token + 1n }]);
     expect(sink.judgeWrite('r', lease.token)).toBe('STALE_TOKEN');
-    expect(core.describe('r')).toEqual({ lease: null, lastToken: lease.token }); // the fence token is not a grant
+    expect(await core.describe('r')).toEqual({ lease: null, lastToken: lease.token }); // the fence token is not a grant
     // A5: granted to no one, the fence stays bound to the expired holder, so
     // it admits no identity the fence it replaced did not.
     expect(sink.received.at(-1)).toMatchObject({ token: lease.token + 1n, ownerId: 'alice' });
@@ -551,7 +552,7 @@ describe('L8: fence on expiry', () => {
     ctx.clock.advance(TTL);
     await ctx.core.fenceExpiredLeases();
     const core = await ctx.reopen();
-    expect(core.describe('r').lease).toBeNull();
+    expect((await core.describe('r')).lease).toBeNull();
     expect((await core.acquire(req({ ownerId: 'bob' }))).kind).toBe('granted');
   });
 });
@@ -618,7 +619,7 @@ describe('S1/S2 under concurrency', () => {
     expect(sent).toEqual([old.token + 1n, old.token + 2n]);
     expect(bob.token).toBe(old.token + 2n);
     expect(ctx.disk.grants.get('r')).toMatchObject({ ownerId: 'bob', token: bob.token, ended: null });
-    expect((await ctx.reopen()).describe('r').lease).toEqual({ ...bob, remainingMs: TTL }); // L7 keeps bob's lease
+    expect((await (await ctx.reopen()).describe('r')).lease).toEqual({ ...bob, remainingMs: TTL }); // L7 keeps bob's lease
   });
 
   it('R3/S2: collection racing a re-acquisition of a collected request id cannot drop the new record', async () => {

@@ -4,7 +4,7 @@
 // and the LeaseTable's decisions. No transport, no timers: the L8 and R3
 // sweeps are methods that an adapter calls on a schedule.
 import { KeyedLock, settleAll, unreachable, type Clock } from '@fencer/common';
-import { LeaseTable, type Description } from './lease-table.js';
+import { LeaseTable, type Description, type Residency } from './lease-table.js';
 import type { LeaseStore } from './store.js';
 import type { SinkAdvanceOutcome, SinkPort } from './sink-port.js';
 import type { AcquireParams, Grant, LeaseView, ReleaseParams, RenewParams, RequestRecord } from './model.js';
@@ -69,8 +69,10 @@ export interface CoreDeps {
   readonly newGrantId: () => string;
   /** R3 retention of request records, in ms of `clock`. */
   readonly requestRetentionMs: number;
-  /** V4: what one owner, and all together, may keep and do. */
+  /** V4: what one owner, and all together, may keep and do, and how many idle resource entries stay in memory. */
   readonly limits: CoreLimits;
+  /** L8 is on (something calls `fenceExpiredLeases`): expired leases stay in memory until fenced. */
+  readonly fenceOnExpiry: boolean;
   readonly log: CoreLog;
 }
 
@@ -80,14 +82,17 @@ export type CoordinatorApi = Pick<Coordinator, 'acquire' | 'renew' | 'release' |
 /**
  * The lease service's protocol logic. Every method serializes on the
  * resource it touches (and Acquire first on its request id, always in that
- * order, so no two sections wait on each other in a cycle). Rejects only on
+ * order, so no two sections wait on each other in a cycle), and in that
+ * section first reads the resource's entry back from the store if it left
+ * memory (V4), so the table always decides on everything. Rejects only on
  * store I/O failure, leaving memory as it was before the failed write, or
  * when called after `close()`.
  */
 export class Coordinator {
   readonly #table: LeaseTable;
   readonly #requestLocks = new KeyedLock();
-  readonly #resourceLocks = new KeyedLock();
+  /** Per-resource serialization; used only through `#onResource`, which also brings the entry into memory (V4). */
+  readonly #resourceSections = new KeyedLock();
   readonly #rate: RateLimiter;
   readonly #offenders = new OffenderLog();
   /** Operations in progress, so `close()` can wait for them before the store is closed. */
@@ -95,7 +100,10 @@ export class Coordinator {
   #closed = false;
 
   private constructor(private readonly deps: CoreDeps) {
-    this.#table = new LeaseTable(deps.clock, deps.requestRetentionMs);
+    this.#table = new LeaseTable(deps.clock, deps.requestRetentionMs, {
+      maxIdleResources: deps.limits.maxIdleResources,
+      fenceOnExpiry: deps.fenceOnExpiry,
+    });
     this.#rate = new RateLimiter(deps.clock, deps.limits.maxAcquiresPerSecond);
   }
 
@@ -122,7 +130,7 @@ export class Coordinator {
   acquire(params: AcquireParams): Promise<AcquireOutcome> {
     return this.#track(() =>
       this.#requestLocks.run(params.requestId, () =>
-        this.#resourceLocks.run(params.resource, () => this.#acquireLocked(params)),
+        this.#onResource(params.resource, () => this.#acquireLocked(params)),
       ),
     );
   }
@@ -202,7 +210,7 @@ export class Coordinator {
    */
   renew(params: RenewParams): Promise<RenewOutcome> {
     return this.#track(() =>
-      this.#resourceLocks.run(params.resource, async () => {
+      this.#onResource(params.resource, async () => {
         const decision = this.#table.decideRenew(params);
         switch (decision.kind) {
           case 'renew':
@@ -226,7 +234,7 @@ export class Coordinator {
    */
   release(params: ReleaseParams): Promise<ReleaseOutcome> {
     return this.#track(() =>
-      this.#resourceLocks.run(params.resource, async () => {
+      this.#onResource(params.resource, async () => {
         const decision = this.#table.decideRelease(params);
         switch (decision.kind) {
           case 'release':
@@ -244,9 +252,20 @@ export class Coordinator {
     );
   }
 
-  /** Describe: the valid lease, if any, and the last granted token (never a burned one). */
-  describe(resource: string): Description {
-    return this.#table.describe(resource);
+  /**
+   * Describe: the valid lease, if any, and the last granted token (never a
+   * burned one). Answered at once from memory, even while an operation on
+   * the resource is in progress; only an entry that left memory (V4) is
+   * first read back, under the resource's lock.
+   */
+  describe(resource: string): Promise<Description> {
+    if (this.#table.isLoaded(resource)) return Promise.resolve(this.#table.describe(resource));
+    return this.#track(() => this.#onResource(resource, async () => this.#table.describe(resource)));
+  }
+
+  /** V4: resource entries in memory now, for metrics and tests. */
+  residency(): Residency {
+    return this.#table.residencyCounts();
   }
 
   /**
@@ -263,7 +282,7 @@ export class Coordinator {
   /** L8 for one resource; 'not-due' unless its latest grant expired with no successor. */
   fenceIfExpired(resource: string): Promise<FenceOnExpiryOutcome> {
     return this.#track(() =>
-      this.#resourceLocks.run(resource, async () => {
+      this.#onResource(resource, async () => {
         const { deps } = this;
         const decision = this.#table.decideFenceOnExpiry(resource);
         if (decision.kind === 'not-due') return { kind: 'not-due', resource };
@@ -304,12 +323,14 @@ export class Coordinator {
   /**
    * R3: drops request records past retention. Each deletion runs under its
    * request id's lock, so it can never race an Acquire re-recording that id.
-   * Also frees the rate buckets that have refilled (V4). Resolves with the
-   * number of records collected once every deletion has settled; rejects
-   * with the first store failure.
+   * Also frees the rate buckets that have refilled, and drops the resource
+   * entries idle past the cache bound, such as leases that expired (V4).
+   * Resolves with the number of records collected once every deletion has
+   * settled; rejects with the first store failure.
    */
   async collectRequests(): Promise<number> {
     this.#rate.prune();
+    this.#table.evictIdle();
     const collected = await settleAll(
       this.#table.collectableRequests().map((requestId) =>
         this.#track(() =>
@@ -323,6 +344,24 @@ export class Coordinator {
       ),
     );
     return collected.reduce<number>((sum, n) => sum + n, 0);
+  }
+
+  /**
+   * Runs `section` under `resource`'s lock with its entry in memory: read
+   * back from the store first if it had left (V4), and held there until the
+   * section ends, so no other resource's operation evicts it mid-way. The
+   * read happens under the lock, so two calls never restore one entry twice.
+   */
+  #onResource<T>(resource: string, section: () => Promise<T>): Promise<T> {
+    return this.#resourceSections.run(resource, async () => {
+      if (!this.#table.isLoaded(resource)) this.#table.restore(resource, await this.deps.store.loadResource(resource));
+      this.#table.hold(resource);
+      try {
+        return await section();
+      } finally {
+        this.#table.letGo(resource);
+      }
+    });
   }
 
   /**

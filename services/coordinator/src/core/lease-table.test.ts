@@ -17,7 +17,7 @@ const me = { resource: 'r', ownerId: 'alice', incarnation: 1n, token: 3n };
 
 function tableWithGrant() {
   const clock = new FakeClock(0);
-  const table = new LeaseTable(clock, 60_000);
+  const table = new LeaseTable(clock, 60_000, { maxIdleResources: Number.MAX_SAFE_INTEGER, fenceOnExpiry: false });
   table.noteReserved('r', 3n);
   table.applyGrant(grant, record);
   return { clock, table };

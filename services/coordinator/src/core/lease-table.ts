@@ -4,8 +4,15 @@
 // timers. The Coordinator asks for a decision, makes it durable through the
 // store, and only then applies it here, so memory never runs ahead of disk
 // for anything a restart must keep. Time is the injected monotonic Clock (L1).
+//
+// V4: a resource's entry stays in memory only while something may still
+// change it without a request (a valid lease, or an expired one that L8 has
+// yet to fence) or an operation is using it. Past that it is idle: kept in a
+// bounded LRU cache, then dropped. The store keeps everything an answer
+// needs, so the Coordinator reads a dropped entry back (`restore`) before it
+// asks anything about that resource, and every answer stays the same.
 import { UINT64_MAX, type Clock } from '@fencer/common';
-import type { StoredState } from './store.js';
+import type { StoredResource, StoredState } from './store.js';
 import type { AcquireParams, Grant, LeaseView, ReleaseParams, RenewParams, RequestRecord } from './model.js';
 
 /** A grant plus its expiry on this process's clock (never persisted: L7 recomputes it). */
@@ -16,7 +23,11 @@ interface LiveGrant extends Grant {
 interface ResourceState {
   /** Highest token reserved durably (L6). */
   reserved: bigint;
-  /** Highest sink fence learned from FENCE_REGRESSION; memory only, the sink repeats it if lost. */
+  /**
+   * Highest sink fence learned from FENCE_REGRESSION; memory only. Lost with
+   * the entry (restart or V4 eviction), it is learned again: the next token
+   * below the fence meets FENCE_REGRESSION, and L3's one retry goes above it.
+   */
   sinkFence: bigint;
   latest: LiveGrant | null;
   /** L8 back-off after the sink could not be reached. */
@@ -60,6 +71,20 @@ export type ReleaseDecision =
 export type ExpiryDecision =
   { readonly kind: 'fence'; readonly holder: Grant; readonly token: bigint } | { readonly kind: 'not-due' };
 
+/** Which resource entries stay in memory (V4). */
+export interface ResidencyOptions {
+  /** Idle entries kept as a cache, least recently used dropped first; 0 drops each as soon as it is idle. */
+  readonly maxIdleResources: number;
+  /** L8 is on: an expired grant still has to be fenced, so its entry is not idle until it is. */
+  readonly fenceOnExpiry: boolean;
+}
+
+/** Entries in memory: all of them, and the idle ones among them (kept only as a cache). */
+export interface Residency {
+  readonly resident: number;
+  readonly idle: number;
+}
+
 /** What Describe shows: the latest grant while it is valid, and the last granted token. */
 export interface Description {
   readonly lease: LeaseView | null;
@@ -78,6 +103,10 @@ const L8_BACKOFF_MAX_MS = 5_000;
  */
 export class LeaseTable {
   readonly #resources = new Map<string, ResourceState>();
+  /** Resident entries that are idle, least recently used first (a Set keeps insertion order). */
+  readonly #idle = new Set<string>();
+  /** Resources an operation is using (between `hold` and `letGo`); never idle. */
+  readonly #held = new Set<string>();
   readonly #requests = new Map<string, HeldRecord>();
   /** Records per owner_id (V4 quota); an owner with none has no entry. */
   readonly #ownerRecords = new Map<string, number>();
@@ -86,23 +115,68 @@ export class LeaseTable {
   constructor(
     private readonly clock: Clock,
     private readonly requestRetentionMs: number,
+    private readonly residency: ResidencyOptions,
   ) {}
 
   /**
    * L7 and R3 after a restart: every unreleased, unfenced latest grant is
    * valid for a full TTL from now (the downtime is unknowable), and every
    * request record's retention starts now (kept longer, never shorter).
+   * Everything is read, since L7 must see every unended grant; the entries
+   * that are idle are then dropped past the cache bound (V4).
    */
   load(state: StoredState): void {
     const nowMs = this.clock.nowMs();
     for (const [resource, reserved] of state.counters) this.#state(resource).reserved = reserved;
-    for (const grant of state.grants) {
-      const entry = this.#state(grant.resource);
-      entry.latest = { ...grant, expiresAtMs: grant.ended === null ? nowMs + grant.ttlMs : nowMs };
-      // Defensive: a counter below a stored grant would be a store bug, and reusing a token is the one thing never allowed (L6).
-      if (entry.reserved < grant.token) entry.reserved = grant.token;
-    }
+    for (const grant of state.grants) this.#putGrant(grant, grant.ended === null ? nowMs + grant.ttlMs : nowMs);
     for (const record of state.requests) this.#putRecord({ record, sinceMs: nowMs });
+    this.evictIdle();
+  }
+
+  /** True if the table answers for `resource` without the store: its entry is resident, or held by an operation. */
+  isLoaded(resource: string): boolean {
+    return this.#resources.has(resource) || this.#held.has(resource);
+  }
+
+  /**
+   * Puts back the entry of a resource that is not resident, as the store
+   * has it (`undefined`: never touched, nothing to put back). Its sink fence
+   * is not stored and starts at 0 (see ResourceState). An unended grant is
+   * taken as expired: its entry left memory only once the grant was over,
+   * and a restart, the only way L7 revives a grant, reloads everything.
+   */
+  restore(resource: string, stored: StoredResource | undefined): void {
+    if (this.#resources.has(resource)) throw new Error(`bug: restoring ${resource}, which is resident`);
+    if (!stored) return;
+    this.#state(resource).reserved = stored.counter;
+    if (stored.grant) this.#putGrant(stored.grant, this.clock.nowMs());
+  }
+
+  /** An operation starts using `resource`: its entry stays resident until `letGo`. */
+  hold(resource: string): void {
+    this.#held.add(resource);
+    this.#idle.delete(resource);
+  }
+
+  /** The operation is over: the entry, if idle now, becomes the most recently used idle one. */
+  letGo(resource: string): void {
+    this.#held.delete(resource);
+    const entry = this.#resources.get(resource);
+    if (entry && this.#isIdle(resource, entry, this.clock.nowMs())) this.#idle.add(resource);
+    this.#trimIdle();
+  }
+
+  /** V4: finds the entries idle by now (leases that expired meanwhile) and drops idle ones past the cache bound. */
+  evictIdle(): void {
+    const nowMs = this.clock.nowMs();
+    for (const [resource, entry] of this.#resources)
+      if (!this.#idle.has(resource) && this.#isIdle(resource, entry, nowMs)) this.#idle.add(resource);
+    this.#trimIdle();
+  }
+
+  /** V4: entries in memory now. */
+  residencyCounts(): Residency {
+    return { resident: this.#resources.size, idle: this.#idle.size };
   }
 
   /** V4/R3: request records kept now, in all and of `ownerId`. */
@@ -301,6 +375,38 @@ export class LeaseTable {
     const left = (this.#ownerRecords.get(owner) ?? 1) - 1;
     if (left > 0) this.#ownerRecords.set(owner, left);
     else this.#ownerRecords.delete(owner);
+  }
+
+  /**
+   * V4: nothing changes the entry until a request comes (no valid lease, no
+   * L8 fence due, ever again), and the store holds all of it but the sink
+   * fence. Request records do not keep an entry: the Coordinator restores
+   * it before R1's lookup, and R3 finds an absent grant as over as an idle one.
+   */
+  #isIdle(resource: string, entry: ResourceState, nowMs: number): boolean {
+    if (this.#held.has(resource)) return false;
+    const latest = entry.latest;
+    if (!latest || latest.ended !== null) return true;
+    if (nowMs < latest.expiresAtMs) return false;
+    // Expired, not ended: L8 still has to fence it, unless T1 left no token to fence with.
+    return !this.residency.fenceOnExpiry || this.nextToken(resource) === undefined;
+  }
+
+  /** Drops idle entries, least recently used first, down to the cache bound. */
+  #trimIdle(): void {
+    for (const resource of this.#idle) {
+      if (this.#idle.size <= this.residency.maxIdleResources) return;
+      this.#idle.delete(resource);
+      this.#resources.delete(resource);
+    }
+  }
+
+  /** Makes `grant`, as stored, the latest grant of its resource, valid until `expiresAtMs` unless ended. */
+  #putGrant(grant: Grant, expiresAtMs: number): void {
+    const entry = this.#state(grant.resource);
+    entry.latest = { ...grant, expiresAtMs };
+    // Defensive: a counter below a stored grant would be a store bug, and reusing a token is the one thing never allowed (L6).
+    if (entry.reserved < grant.token) entry.reserved = grant.token;
   }
 
   /**

@@ -1,6 +1,7 @@
 // V4: what one owner may cost the coordinator. A token bucket per owner
 // bounds the rate of Acquires that may create state; RECORDS_FULL bounds the
-// request records (R3) an owner and the whole service keep. Pure: time is
+// request records (R3) an owner and the whole service keep; the idle
+// resource entries kept in memory are bounded too. Pure: time is
 // the injected Clock, and state is freed once an owner is back within bounds.
 import type { Clock } from '@fencer/common';
 
@@ -12,6 +13,12 @@ export interface CoreLimits {
   readonly maxRecordsPerOwner: number;
   /** Acquires per second one owner may make, sustained; bursts of this many in one go. */
   readonly maxAcquiresPerSecond: number;
+  /**
+   * Idle resource entries (no valid lease, nothing for L8 to do) kept in
+   * memory as a cache; past it the least recently used are dropped and read
+   * back from the store when next touched. 0 drops each as soon as it is idle.
+   */
+  readonly maxIdleResources: number;
 }
 
 /** Generous enough for any honest worker fleet, small enough that a flood costs a bounded few hundred MB. */
@@ -19,6 +26,7 @@ export const DEFAULT_CORE_LIMITS: CoreLimits = Object.freeze({
   maxRequestRecords: 100_000,
   maxRecordsPerOwner: 10_000,
   maxAcquiresPerSecond: 100,
+  maxIdleResources: 10_000,
 });
 
 interface Bucket {

@@ -1,7 +1,8 @@
 // The durable-state port of the coordinator. What must survive a crash is
 // the per-resource token counter (L6), each grant together with its request
 // record (L3 step 3, R1) and the latest grant per resource with its current
-// TTL (L7); everything else, expiry included, is rebuilt in memory at start-up.
+// TTL (L7); everything else, expiry included, is rebuilt in memory at start-up
+// and, for a resource whose entry left memory (V4), when it is next touched.
 import type { Grant, RequestRecord } from './model.js';
 
 /** Everything a store holds, as read once at start-up. */
@@ -12,6 +13,14 @@ export interface StoredState {
   readonly grants: readonly Grant[];
   /** Request records not yet collected (R3). */
   readonly requests: readonly RequestRecord[];
+}
+
+/** One resource's durable state, read back when its entry is needed in memory again (V4). */
+export interface StoredResource {
+  /** Highest token ever reserved for it (L6); 0n only if a grant was stored without one (a store bug). */
+  readonly counter: bigint;
+  /** Its latest grant, released/fenced or not; null if every token reserved for it was burned. */
+  readonly grant: Grant | null;
 }
 
 /**
@@ -26,6 +35,11 @@ export interface StoredState {
 export interface LeaseStore {
   /** Reads the whole state (called once, before serving). */
   load(): Promise<StoredState>;
+  /**
+   * Reads one resource's counter and latest grant, as `load` would have;
+   * undefined if neither was ever stored. Sees every write that has resolved.
+   */
+  loadResource(resource: string): Promise<StoredResource | undefined>;
   /** Durable: sets the resource's counter to `token` (L3 step 1, L6). Callers only ever raise it. */
   reserveToken(resource: string, token: bigint): Promise<void>;
   /** Durable, one atomic batch: the grant becomes the resource's latest and the request is recorded (L3 step 3). */

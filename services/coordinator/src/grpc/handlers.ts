@@ -57,7 +57,7 @@ export function coordinatorHandlers(
       const check = new RequestCheck(limits);
       const resource = check.id('resource', request.resource);
       check.done();
-      return describeResponse(core.describe(resource));
+      return describeResponse(await core.describe(resource));
     }),
   };
 }

@@ -1,7 +1,7 @@
 // An in-memory LeaseStore for unit tests and as the reference the LevelDB
 // store is checked against (the shared contract suite runs on both). Its
 // disk can simulate power loss, so tests can tell synced from unsynced writes.
-import type { LeaseStore, StoredState } from '../../src/core/store.js';
+import type { LeaseStore, StoredResource, StoredState } from '../../src/core/store.js';
 import type { Grant, RequestRecord } from '../../src/core/model.js';
 
 type WriteOp = 'reserve' | 'grant' | 'ttl' | 'end' | 'delete';
@@ -54,6 +54,14 @@ export class MemoryStore implements LeaseStore {
       grants: [...this.disk.grants.values()],
       requests: [...this.disk.requests.values()],
     };
+  }
+
+  async loadResource(resource: string): Promise<StoredResource | undefined> {
+    this.#check();
+    const counter = this.disk.counters.get(resource);
+    const grant = this.disk.grants.get(resource);
+    if (counter === undefined && grant === undefined) return undefined;
+    return { counter: counter ?? 0n, grant: grant ?? null };
   }
 
   async reserveToken(resource: string, token: bigint): Promise<void> {
