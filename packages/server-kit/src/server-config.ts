@@ -1,6 +1,7 @@
 // What every `fencer` server reads the same way: the address, the data
 // directory, how callers authenticate (A1/A2: credentials or an explicit
 // --insecure), metrics, and strict parsing of boolean environment variables.
+import { readFileSync } from 'node:fs';
 import type { Metadata } from '@grpc/grpc-js';
 import { Command, Option } from 'commander';
 import {
@@ -127,6 +128,22 @@ export function authenticatorFor(auth: ServerAuth): ReloadableAuthenticator {
       }
     },
   });
+}
+
+/**
+ * The bearer token in a client's --token-file (surrounding whitespace
+ * ignored). Throws ConfigError when it cannot be read or is empty.
+ */
+export function readTokenFile(file: string): string {
+  try {
+    const token = readFileSync(file, 'utf8').trim();
+    if (token) return token;
+  } catch (error) {
+    throw new ConfigError(
+      `cannot read --token-file ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+    );
+  }
+  throw new ConfigError(`--token-file ${file} is empty`);
 }
 
 /**

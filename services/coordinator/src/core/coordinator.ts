@@ -239,6 +239,11 @@ export class Coordinator {
     return this.#table.describe(resource);
   }
 
+  /** The token the next grant or fence of `resource` would reserve (L6); undefined once none is left (T1). */
+  nextToken(resource: string): bigint | undefined {
+    return this.#table.nextToken(resource);
+  }
+
   /**
    * L8, one sweep: for every lease that expired with no successor, reserve a
    * new token and make it the sink's fence (no grant), so the expired

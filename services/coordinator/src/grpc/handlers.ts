@@ -72,7 +72,7 @@ export function coordinatorHandlers(
       const check = new RequestCheck(limits);
       const resource = check.id('resource', request.resource);
       check.done();
-      return describeResponse(core.describe(resource));
+      return describeResponse(core.describe(resource), core.nextToken(resource));
     }),
     ForceRelease: unary('ForceRelease', COORDINATOR_ROLES.ForceRelease, async (request, { principal }) => {
       const check = new RequestCheck(limits);

@@ -104,11 +104,12 @@ export function releaseResponse(outcome: ReleaseOutcome): ReleaseResponse {
   }
 }
 
-/** `lease` unset when the resource is free; `last_token` 0 when never granted. */
-export function describeResponse(description: Description): DescribeResponse {
+/** `lease` unset when the resource is free; `last_token` 0 when never granted; `next_token` 0 once none is left (T1). */
+export function describeResponse(description: Description, nextToken: bigint | undefined): DescribeResponse {
   return {
     lease: description.lease ? leaseMessage(description.lease) : null,
     last_token: description.lastToken.toString(),
+    next_token: (nextToken ?? 0n).toString(),
   };
 }
 
