@@ -58,7 +58,8 @@ export function clusterCommand(): Command {
 
 /**
  * Exits 0 after a clean stop on SIGINT/SIGTERM; exits 1 when a child cannot
- * start, dies on its own, or has to be killed.
+ * start, dies on its own, or has to be killed. SIGHUP is passed on to the
+ * sink and the coordinator, which reload the shared credentials file.
  */
 async function runCluster(options: ClusterOptions): Promise<void> {
   const starting = new AbortController();
@@ -76,6 +77,11 @@ async function runCluster(options: ClusterOptions): Promise<void> {
   };
   process.on('SIGINT', () => void stop(0));
   process.on('SIGTERM', () => void stop(0));
+  // Without a handler SIGHUP would end the cluster; while it starts, the
+  // children still read the file themselves.
+  process.on('SIGHUP', () => {
+    for (const service of cluster ? [cluster.sink, cluster.coordinator] : []) service.child.kill('SIGHUP');
+  });
   whenParentGone(() => void stop(0));
 
   try {

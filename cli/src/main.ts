@@ -8,6 +8,7 @@ import { sinkCommand } from '@fencer/sink';
 import { credentialsCommand, healthCommand } from '@fencer/supervisor';
 import { demoCommand } from '@fencer/demo';
 import { workerCommand } from '@fencer/worker';
+import { inspectCommand, releaseCommand } from './admin.js';
 import { clusterCommand } from './cluster.js';
 
 // grpc-js sends an IP target (127.0.0.1:PORT) as the TLS ServerName
@@ -35,6 +36,8 @@ const program = new Command('fencer')
   .addCommand(chaosCommand())
   .addCommand(benchCommand())
   .addCommand(healthCommand())
+  .addCommand(inspectCommand())
+  .addCommand(releaseCommand())
   .addCommand(credentialsCommand());
 
 await program.parseAsync(process.argv);

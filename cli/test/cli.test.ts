@@ -12,7 +12,8 @@ describe('fencer', () => {
   it('lists its subcommands in --help and exits 0', async () => {
     const result = await runFencer(['--help']);
     expect(result.code).toBe(0);
-    for (const command of ['sink', 'coordinator', 'cluster']) expect(result.stdout).toContain(command);
+    for (const command of ['sink', 'coordinator', 'cluster', 'inspect', 'release'])
+      expect(result.stdout).toContain(command);
   });
 
   it.each([[['--bogus']], [['no-such-command']], [['cluster', '--sink-listen', 'nowhere']]])(

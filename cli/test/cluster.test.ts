@@ -99,6 +99,27 @@ describe('fencer cluster, as a user meets it', () => {
     await stopFencer(await startFencer(clusterArgs(data)));
     expect(readFileSync(join(data, 'coordinator.token'), 'utf8')).toBe(token);
   });
+
+  it('A2: SIGHUP to the cluster reaches both services, which reload the credentials and keep running', async () => {
+    const data = join(dir.path, 'hangup');
+    const cluster = await startFencer(clusterArgs(data));
+    try {
+      cluster.kill('SIGHUP');
+      for (const service of ['sink', 'coordinator'])
+        await eventually(
+          () =>
+            readFileSync(join(data, 'logs', `${service}.log`), 'utf8').includes('"credentials reloaded"')
+              ? true
+              : undefined,
+          { what: `the ${service}'s reload` },
+        );
+      const { sink, coordinator } = pidsOf(cluster);
+      expect([isProcessAlive(sink), isProcessAlive(coordinator)]).toEqual([true, true]);
+    } finally {
+      await stopFencer(cluster);
+    }
+    expect((await cluster.exited).code).toBe(0);
+  });
 });
 
 describe('fencer cluster supervising its children', () => {

@@ -120,3 +120,10 @@ export type { ReleaseResponse, ReleaseResponse__Output } from './generated/fenci
 export type { DescribeRequest, DescribeRequest__Output } from './generated/fencing/v1/DescribeRequest.js';
 export type { DescribeResponse, DescribeResponse__Output } from './generated/fencing/v1/DescribeResponse.js';
 export type { Lease, Lease__Output } from './generated/fencing/v1/Lease.js';
+export type { ForceReleaseRequest, ForceReleaseRequest__Output } from './generated/fencing/v1/ForceReleaseRequest.js';
+export type {
+  ForceReleaseResponse,
+  ForceReleaseResponse__Output,
+} from './generated/fencing/v1/ForceReleaseResponse.js';
+export type { ListResultsRequest, ListResultsRequest__Output } from './generated/fencing/v1/ListResultsRequest.js';
+export type { ListResultsResponse, ListResultsResponse__Output } from './generated/fencing/v1/ListResultsResponse.js';

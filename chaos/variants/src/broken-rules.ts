@@ -42,5 +42,7 @@ export function withoutRequestRecords(core: CoordinatorApi): CoordinatorApi {
     renew: (params) => core.renew(params),
     release: (params) => core.release(params),
     describe: (resource) => core.describe(resource),
+    nextToken: (resource) => core.nextToken(resource),
+    forceRelease: (resource, token, adminId) => core.forceRelease(resource, token, adminId),
   };
 }

@@ -62,4 +62,5 @@ export class TwoStepEngine implements SinkApi {
   advanceFence: SinkApi['advanceFence'] = (command) => this.#correct.advanceFence(command);
   read: SinkApi['read'] = (resource, resultId) => this.#correct.read(resource, resultId);
   getFence: SinkApi['getFence'] = (resource) => this.#correct.getFence(resource);
+  inspect: SinkApi['inspect'] = (resource, limit) => this.#correct.inspect(resource, limit);
 }

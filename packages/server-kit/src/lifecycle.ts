@@ -1,8 +1,8 @@
 // How a server process lives and dies: one JSON ready line on stdout, logs
-// on stderr, a clean stop on SIGTERM/SIGINT, a one-line message and exit 1
-// when it cannot start.
+// on stderr, a clean stop on SIGTERM/SIGINT, the credentials file read again
+// on SIGHUP, a one-line message and exit 1 when it cannot start.
 import type { Logger } from './log.js';
-import { ConfigError } from './server-config.js';
+import { ConfigError, type CredentialsReload } from './server-config.js';
 import { StartupError } from './startup-error.js';
 
 /** Prints the ready line tools wait for (spawnReady reads it): {"event":"ready","service":...,"address":...}. */
@@ -13,6 +13,23 @@ export function announceReady(service: string, address: string, extra: Record<st
 /** What runUntilSignal runs: anything with a stop that resolves once it is stopped. */
 export interface Stoppable {
   stop(): Promise<void>;
+  /** Re-reads the credentials file (ReloadableAuthenticator.reload); called on SIGHUP. */
+  reloadCredentials?(): CredentialsReload;
+}
+
+/** The one log line a SIGHUP's reload earns; operators and tests wait on its message. */
+export function logCredentialsReload(log: Logger, outcome: CredentialsReload): void {
+  switch (outcome.kind) {
+    case 'reloaded':
+      log.info({ path: outcome.path, credentials: outcome.credentials }, 'credentials reloaded');
+      return;
+    case 'kept':
+      log.warn({ path: outcome.path, reason: outcome.reason }, 'credentials not reloaded; the previous ones stay');
+      return;
+    case 'insecure':
+      log.info('SIGHUP: running with --insecure, no credentials to reload');
+      return;
+  }
 }
 
 /** The environment variable a supervisor sets when it holds the write end of the child's stdin. */
@@ -39,7 +56,9 @@ export function whenParentGone(onGone: () => void): void {
 
 /**
  * Runs a server until SIGTERM/SIGINT (or its supervisor is gone, see whenParentGone), then stops it and exits 0 (1 if the
- * stop fails). A start-up failure prints `fencer <service>: <message>` and
+ * stop fails). SIGHUP reloads the credentials (logged in one line, see
+ * logCredentialsReload) instead of ending the process, as it would by
+ * default. A start-up failure prints `fencer <service>: <message>` and
  * exits 1; the same signal again during the stop exits 1 at once.
  */
 export async function runUntilSignal(service: string, log: Logger, start: () => Promise<Stoppable>): Promise<void> {
@@ -77,6 +96,16 @@ export async function runUntilSignal(service: string, log: Logger, start: () => 
   // supervisor may signal the moment it reads that line.
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  // A SIGHUP during start() may follow an edit made after the file was read
+  // there: it is answered once the server runs.
+  let reloadAsked = false;
+  const reload = () => {
+    if (running?.reloadCredentials) logCredentialsReload(log, running.reloadCredentials());
+  };
+  process.on('SIGHUP', () => {
+    reloadAsked = true;
+    reload();
+  });
   try {
     running = await start();
   } catch (error) {
@@ -87,5 +116,6 @@ export async function runUntilSignal(service: string, log: Logger, start: () => 
     process.stderr.write(`fencer ${service}: ${(error as Error).message}\n`);
     process.exit(1);
   }
-  if (stoppingOn) void stop(running);
+  if (stoppingOn) return void stop(running);
+  if (reloadAsked) reload();
 }

@@ -1,6 +1,8 @@
 // What every `fencer` server reads the same way: the address, the data
 // directory, how callers authenticate (A1/A2: credentials or an explicit
 // --insecure), metrics, and strict parsing of boolean environment variables.
+import { readFileSync } from 'node:fs';
+import type { Metadata } from '@grpc/grpc-js';
 import { Command, Option } from 'commander';
 import {
   credentialsAuthenticator,
@@ -9,6 +11,7 @@ import {
   readCredentialsFile,
   type Authenticator,
   type Credential,
+  type PeerAuth,
   type Role,
 } from './auth.js';
 import { hostPort } from './cli-options.js';
@@ -17,9 +20,22 @@ import { tlsOptions } from './tls-config.js';
 
 export { ConfigError };
 
+/** What a credentials file must hold besides valid entries, e.g. a coordinator credential at the sink (A1). */
+export interface CredentialsRule {
+  readonly requiredRole?: Role;
+  /** Why the role is required; appended to the refusal. */
+  readonly why?: string;
+}
+
 /** How callers are authenticated: a credentials file (A2), or explicitly not at all. */
 export type ServerAuth =
-  | { readonly kind: 'credentials'; readonly path: string; readonly credentials: readonly Credential[] }
+  | {
+      readonly kind: 'credentials';
+      readonly path: string;
+      readonly credentials: readonly Credential[];
+      /** Checked again whenever the file is reloaded. */
+      readonly rule: CredentialsRule;
+    }
   | { readonly kind: 'insecure' };
 
 /** The auth-related flag values as commander parses them. */
@@ -29,11 +45,25 @@ export interface AuthOptions {
 }
 
 /**
- * Resolves --credentials / --insecure into a frozen ServerAuth. Exactly one
- * must be given (A1: no silent default to open). `requiredRole` insists the
- * file names at least one identity of that role. Throws ConfigError.
+ * Reads the credentials file at `path` (readCredentialsFile) and checks
+ * `rule`: the frozen credentials, or a CredentialsError saying why not.
  */
-export function serverAuth(options: AuthOptions, rule: { requiredRole?: Role; why?: string } = {}): ServerAuth {
+export function loadCredentials(path: string, rule: CredentialsRule = {}): readonly Credential[] {
+  const credentials = readCredentialsFile(path);
+  if (rule.requiredRole && !credentials.some((c) => c.role === rule.requiredRole)) {
+    throw new CredentialsError(
+      `credentials file ${path} has no ${rule.requiredRole} credential${rule.why ? `; ${rule.why}` : ''}`,
+    );
+  }
+  return Object.freeze(credentials.map((c) => Object.freeze({ ...c })));
+}
+
+/**
+ * Resolves --credentials / --insecure into a frozen ServerAuth. Exactly one
+ * must be given (A1: no silent default to open). `rule.requiredRole` insists
+ * the file names at least one identity of that role. Throws ConfigError.
+ */
+export function serverAuth(options: AuthOptions, rule: CredentialsRule = {}): ServerAuth {
   if (options.credentials !== undefined && options.insecure) {
     throw new ConfigError('--credentials and --insecure exclude each other: choose one');
   }
@@ -43,28 +73,77 @@ export function serverAuth(options: AuthOptions, rule: { requiredRole?: Role; wh
       'refusing to start without authentication: give --credentials FILE, or --insecure to run without it (A1, A2)',
     );
   }
-  let credentials: Credential[];
   try {
-    credentials = readCredentialsFile(options.credentials);
+    const credentials = loadCredentials(options.credentials, rule);
+    return Object.freeze({
+      kind: 'credentials',
+      path: options.credentials,
+      credentials,
+      rule: Object.freeze({ ...rule }),
+    });
   } catch (error) {
     if (error instanceof CredentialsError) throw new ConfigError(error.message);
     throw error;
   }
-  if (rule.requiredRole && !credentials.some((c) => c.role === rule.requiredRole)) {
-    throw new ConfigError(
-      `credentials file ${options.credentials} has no ${rule.requiredRole} credential${rule.why ? `; ${rule.why}` : ''}`,
-    );
-  }
+}
+
+/** What a reload of the credentials file did. */
+export type CredentialsReload =
+  /** The file's `credentials` entries now decide every call, on open connections too. */
+  | { readonly kind: 'reloaded'; readonly path: string; readonly credentials: number }
+  /** The file could not be used (`reason`); the previous credentials stay in force. */
+  | { readonly kind: 'kept'; readonly path: string; readonly reason: string }
+  /** Auth is off (--insecure): there is nothing to reload. */
+  | { readonly kind: 'insecure' };
+
+/** An Authenticator whose credentials file can be read again while the server runs (SIGHUP). */
+export interface ReloadableAuthenticator extends Authenticator {
+  /**
+   * Re-reads the file and, only if it is valid under the same rule as at
+   * start-up, swaps it in for every later call. Never throws for a bad file.
+   */
+  reload(): CredentialsReload;
+}
+
+/**
+ * The authenticator a resolved ServerAuth calls for. Every call is checked
+ * against the credentials in force when it arrives, so a reload takes
+ * effect on connections already open, and none is dropped.
+ */
+export function authenticatorFor(auth: ServerAuth): ReloadableAuthenticator {
+  if (auth.kind === 'insecure')
+    return Object.freeze({ ...insecureAuthenticator, reload: (): CredentialsReload => ({ kind: 'insecure' }) });
+  let current = credentialsAuthenticator(auth.credentials);
   return Object.freeze({
-    kind: 'credentials',
-    path: options.credentials,
-    credentials: Object.freeze(credentials.map((c) => Object.freeze({ ...c }))),
+    enabled: true,
+    authenticate: (metadata: Metadata, peer?: PeerAuth) => current.authenticate(metadata, peer),
+    reload(): CredentialsReload {
+      try {
+        const credentials = loadCredentials(auth.path, auth.rule);
+        current = credentialsAuthenticator(credentials);
+        return { kind: 'reloaded', path: auth.path, credentials: credentials.length };
+      } catch (error) {
+        if (!(error instanceof CredentialsError)) throw error;
+        return { kind: 'kept', path: auth.path, reason: error.message };
+      }
+    },
   });
 }
 
-/** The authenticator a resolved ServerAuth calls for. */
-export function authenticatorFor(auth: ServerAuth): Authenticator {
-  return auth.kind === 'insecure' ? insecureAuthenticator : credentialsAuthenticator(auth.credentials);
+/**
+ * The bearer token in a client's --token-file (surrounding whitespace
+ * ignored). Throws ConfigError when it cannot be read or is empty.
+ */
+export function readTokenFile(file: string): string {
+  try {
+    const token = readFileSync(file, 'utf8').trim();
+    if (token) return token;
+  } catch (error) {
+    throw new ConfigError(
+      `cannot read --token-file ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+    );
+  }
+  throw new ConfigError(`--token-file ${file} is empty`);
 }
 
 /**

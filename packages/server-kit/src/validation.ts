@@ -81,6 +81,13 @@ export class RequestCheck {
     return Number(parsed);
   }
 
+  /** An integer count within [min, max] (e.g. a page size); `min` when invalid. */
+  count(field: string, value: number, min: number, max: number): number {
+    if (Number.isInteger(value) && value >= min && value <= max) return value;
+    this.#violate(field, `must be between ${min} and ${max}, got ${value}`);
+    return min;
+  }
+
   /** Opaque bytes of at most maxPayloadBytes. */
   payload(field: string, value: Buffer): Buffer {
     if (value.length > this.limits.maxPayloadBytes) {

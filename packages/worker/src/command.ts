@@ -2,7 +2,6 @@
 // does what a task worker does (acquire, work in steps, write each step's
 // result under its token, release, again); with --commands it does one
 // step per line of stdin, which is how the demo tells a story with it.
-import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Command, Option } from 'commander';
 import { LeaseHeldError, sleep } from '@fencer/client';
@@ -12,6 +11,7 @@ import {
   configuredCommand,
   hostPort,
   positiveInteger,
+  readTokenFile,
   tlsOptions,
   whenParentGone,
   type TlsFlags,
@@ -102,7 +102,7 @@ export function workerCommand(): Command {
           resource: options.resource,
           ttlMs: options.ttlMs,
           callTimeoutMs: options.callTimeoutMs,
-          ...(options.tokenFile === undefined ? {} : { token: readToken(options.tokenFile) }),
+          ...(options.tokenFile === undefined ? {} : { token: readTokenFile(options.tokenFile) }),
           ...(tls === undefined ? {} : { tls }),
         }),
         commands: options.commands === true,
@@ -113,18 +113,6 @@ export function workerCommand(): Command {
     },
     runWorker,
   );
-}
-
-function readToken(file: string): string {
-  try {
-    const token = readFileSync(file, 'utf8').trim();
-    if (token) return token;
-  } catch (error) {
-    throw new ConfigError(
-      `cannot read --token-file ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
-    );
-  }
-  throw new ConfigError(`--token-file ${file} is empty`);
 }
 
 async function runWorker(config: WorkerCommandConfig): Promise<void> {

@@ -6,6 +6,8 @@ import type { AcquireResponse as _fencing_v1_AcquireResponse, AcquireResponse__O
 import type { CoordinatorClient as _fencing_v1_CoordinatorClient, CoordinatorDefinition as _fencing_v1_CoordinatorDefinition } from './fencing/v1/Coordinator.js';
 import type { DescribeRequest as _fencing_v1_DescribeRequest, DescribeRequest__Output as _fencing_v1_DescribeRequest__Output } from './fencing/v1/DescribeRequest.js';
 import type { DescribeResponse as _fencing_v1_DescribeResponse, DescribeResponse__Output as _fencing_v1_DescribeResponse__Output } from './fencing/v1/DescribeResponse.js';
+import type { ForceReleaseRequest as _fencing_v1_ForceReleaseRequest, ForceReleaseRequest__Output as _fencing_v1_ForceReleaseRequest__Output } from './fencing/v1/ForceReleaseRequest.js';
+import type { ForceReleaseResponse as _fencing_v1_ForceReleaseResponse, ForceReleaseResponse__Output as _fencing_v1_ForceReleaseResponse__Output } from './fencing/v1/ForceReleaseResponse.js';
 import type { Lease as _fencing_v1_Lease, Lease__Output as _fencing_v1_Lease__Output } from './fencing/v1/Lease.js';
 import type { ReleaseRequest as _fencing_v1_ReleaseRequest, ReleaseRequest__Output as _fencing_v1_ReleaseRequest__Output } from './fencing/v1/ReleaseRequest.js';
 import type { ReleaseResponse as _fencing_v1_ReleaseResponse, ReleaseResponse__Output as _fencing_v1_ReleaseResponse__Output } from './fencing/v1/ReleaseResponse.js';
@@ -24,6 +26,8 @@ export interface ProtoGrpcType {
       Coordinator: SubtypeConstructor<typeof grpc.Client, _fencing_v1_CoordinatorClient> & { service: _fencing_v1_CoordinatorDefinition }
       DescribeRequest: MessageTypeDefinition<_fencing_v1_DescribeRequest, _fencing_v1_DescribeRequest__Output>
       DescribeResponse: MessageTypeDefinition<_fencing_v1_DescribeResponse, _fencing_v1_DescribeResponse__Output>
+      ForceReleaseRequest: MessageTypeDefinition<_fencing_v1_ForceReleaseRequest, _fencing_v1_ForceReleaseRequest__Output>
+      ForceReleaseResponse: MessageTypeDefinition<_fencing_v1_ForceReleaseResponse, _fencing_v1_ForceReleaseResponse__Output>
       Lease: MessageTypeDefinition<_fencing_v1_Lease, _fencing_v1_Lease__Output>
       ReleaseRequest: MessageTypeDefinition<_fencing_v1_ReleaseRequest, _fencing_v1_ReleaseRequest__Output>
       ReleaseResponse: MessageTypeDefinition<_fencing_v1_ReleaseResponse, _fencing_v1_ReleaseResponse__Output>

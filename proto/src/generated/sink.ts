@@ -5,6 +5,8 @@ import type { AdvanceFenceRequest as _fencing_v1_AdvanceFenceRequest, AdvanceFen
 import type { AdvanceFenceResponse as _fencing_v1_AdvanceFenceResponse, AdvanceFenceResponse__Output as _fencing_v1_AdvanceFenceResponse__Output } from './fencing/v1/AdvanceFenceResponse.js';
 import type { GetFenceRequest as _fencing_v1_GetFenceRequest, GetFenceRequest__Output as _fencing_v1_GetFenceRequest__Output } from './fencing/v1/GetFenceRequest.js';
 import type { GetFenceResponse as _fencing_v1_GetFenceResponse, GetFenceResponse__Output as _fencing_v1_GetFenceResponse__Output } from './fencing/v1/GetFenceResponse.js';
+import type { ListResultsRequest as _fencing_v1_ListResultsRequest, ListResultsRequest__Output as _fencing_v1_ListResultsRequest__Output } from './fencing/v1/ListResultsRequest.js';
+import type { ListResultsResponse as _fencing_v1_ListResultsResponse, ListResultsResponse__Output as _fencing_v1_ListResultsResponse__Output } from './fencing/v1/ListResultsResponse.js';
 import type { ReadRequest as _fencing_v1_ReadRequest, ReadRequest__Output as _fencing_v1_ReadRequest__Output } from './fencing/v1/ReadRequest.js';
 import type { ReadResponse as _fencing_v1_ReadResponse, ReadResponse__Output as _fencing_v1_ReadResponse__Output } from './fencing/v1/ReadResponse.js';
 import type { SinkClient as _fencing_v1_SinkClient, SinkDefinition as _fencing_v1_SinkDefinition } from './fencing/v1/Sink.js';
@@ -22,6 +24,8 @@ export interface ProtoGrpcType {
       AdvanceFenceResponse: MessageTypeDefinition<_fencing_v1_AdvanceFenceResponse, _fencing_v1_AdvanceFenceResponse__Output>
       GetFenceRequest: MessageTypeDefinition<_fencing_v1_GetFenceRequest, _fencing_v1_GetFenceRequest__Output>
       GetFenceResponse: MessageTypeDefinition<_fencing_v1_GetFenceResponse, _fencing_v1_GetFenceResponse__Output>
+      ListResultsRequest: MessageTypeDefinition<_fencing_v1_ListResultsRequest, _fencing_v1_ListResultsRequest__Output>
+      ListResultsResponse: MessageTypeDefinition<_fencing_v1_ListResultsResponse, _fencing_v1_ListResultsResponse__Output>
       ReadRequest: MessageTypeDefinition<_fencing_v1_ReadRequest, _fencing_v1_ReadRequest__Output>
       ReadResponse: MessageTypeDefinition<_fencing_v1_ReadResponse, _fencing_v1_ReadResponse__Output>
       Sink: SubtypeConstructor<typeof grpc.Client, _fencing_v1_SinkClient> & { service: _fencing_v1_SinkDefinition }

@@ -139,6 +139,7 @@ describe('coordinator configuration', () => {
       kind: 'credentials',
       path,
       credentials: [{ token: 'worker-token-0123456789', identity: 'alice', role: 'worker' }],
+      rule: {},
     });
   });
 

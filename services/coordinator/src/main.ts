@@ -15,6 +15,7 @@ import {
   serveMetrics,
   silentLogger,
   startGrpcServer,
+  type CredentialsReload,
   type Logger,
   type MetricsEndpoint,
   type RunningServer,
@@ -66,6 +67,8 @@ export interface RunningCoordinator {
    * sink channel and the store. Idempotent.
    */
   stop(): Promise<void>;
+  /** Re-reads the credentials file for every later call, open connections included; a bad file changes nothing. */
+  reloadCredentials(): CredentialsReload;
 }
 
 // Created once per process: prom-client refuses duplicate metric names, and
@@ -177,6 +180,7 @@ export async function startCoordinator(
   return {
     address: running.server.address,
     metricsAddress: running.metricsServer?.address,
+    reloadCredentials: () => authenticator.reload(),
     stop: () =>
       (stopping ??= (async () => {
         await Promise.all(sweepers.map((s) => s.stop()));
@@ -192,7 +196,7 @@ export async function startCoordinator(
   };
 }
 
-/** `fencer coordinator`: prints the ready line and runs until SIGTERM/SIGINT (exit 0). */
+/** `fencer coordinator`: prints the ready line and runs until SIGTERM/SIGINT (exit 0); SIGHUP reloads --credentials. */
 export async function runCoordinator(config: CoordinatorConfig, seams: CoordinatorSeams = {}): Promise<void> {
   const log = createLogger('coordinator');
   routeGrpcLogs(log);

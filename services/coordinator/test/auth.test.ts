@@ -87,7 +87,7 @@ describe('A1: coordinator → sink', () => {
           'SINK_UNAVAILABLE',
           sinkCode,
         ]);
-        expect(ok(await api.describe(resource))).toEqual({ lease: null, last_token: '0' });
+        expect(ok(await api.describe(resource))).toMatchObject({ lease: null, last_token: '0' });
         expect(await sinkApi(sinkClient(sinkProcess.address), creds.tokens.alice).fence(resource)).toBe('0');
       }),
   );

@@ -70,7 +70,11 @@ describe('fencer coordinator --max-idle-resources 0', () => {
       expect(ok(await api.release(aliceHolds)).released).toBe(true);
       expect(await residentEntries(metrics)).toEqual({ active: 0, idle: 0 }); // the entry left memory
 
-      expect(ok(await api.describe(resource))).toEqual({ lease: null, last_token: alice.token });
+      expect(ok(await api.describe(resource))).toEqual({
+        lease: null,
+        last_token: alice.token,
+        next_token: String(BigInt(alice.token) + 1n),
+      });
       expect(ok(await api.release(aliceHolds)).released).toBe(true); // L5: already released is still released
       expect(refused(await api.renew({ ...aliceHolds, ttl_ms: '0' })).reason).toBe('LEASE_EXPIRED');
       expect(ok(await api.acquire(request))).toEqual({ replayed: true, lease: { ...alice, remaining_ms: '0' } });
@@ -86,7 +90,11 @@ describe('fencer coordinator --max-idle-resources 0', () => {
       coordinator = await start();
       client = coordinatorClient(coordinator.address);
       const restarted = coordinatorApi(client);
-      expect(ok(await restarted.describe(resource))).toEqual({ lease: null, last_token: bob.token });
+      expect(ok(await restarted.describe(resource))).toEqual({
+        lease: null,
+        last_token: bob.token,
+        next_token: String(BigInt(bob.token) + 1n),
+      });
       const carol = ok(await restarted.acquire({ ...request, request_id: fresh('q'), owner_id: 'carol' })).lease!;
       expect(BigInt(carol.token)).toBeGreaterThan(BigInt(bob.token));
     } finally {

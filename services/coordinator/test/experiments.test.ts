@@ -57,7 +57,11 @@ describe('experiments (in-process coordinator, real sink process)', () => {
       const resource = fresh('f5');
       const lease = ok(await api.acquire(acquireReq(resource, 'alice'))).lease!;
       clock.advance(TTL * 10);
-      expect(ok(await api.describe(resource))).toEqual({ lease: null, last_token: lease.token });
+      expect(ok(await api.describe(resource))).toEqual({
+        lease: null,
+        last_token: lease.token,
+        next_token: String(BigInt(lease.token) + 1n),
+      });
       expect(refused(await api.renew({ ...holder(lease), ttl_ms: '0' })).reason).toBe('LEASE_EXPIRED');
       // Expiry alone does not fence: the fence still equals the expired holder's token.
       expect(await sink.fence(resource)).toBe(lease.token);
@@ -156,7 +160,11 @@ describe('experiments (in-process coordinator, real sink process)', () => {
       const stale = refused(await sink.write(resource, lease.token, 'after', 'too late'));
       expect([stale.code, stale.reason]).toEqual([CODE.FAILED_PRECONDITION, 'STALE_TOKEN']);
       // No grant happened: Describe shows no lease and the last *granted* token.
-      expect(ok(await api.describe(resource))).toEqual({ lease: null, last_token: lease.token });
+      expect(ok(await api.describe(resource))).toEqual({
+        lease: null,
+        last_token: lease.token,
+        next_token: String(BigInt(fence) + 1n),
+      });
       const next = ok(await api.acquire(acquireReq(resource, 'bob'))).lease!;
       expect(BigInt(next.token)).toBeGreaterThan(BigInt(fence));
     }));

@@ -13,6 +13,7 @@ import {
   serveMetrics,
   silentLogger,
   startGrpcServer,
+  type CredentialsReload,
   type Logger,
   type MetricsEndpoint,
   type RunningServer,
@@ -44,6 +45,8 @@ export interface RunningSink {
   readonly storeFailed: Promise<Error>;
   /** Stops the server (letting calls finish), then closes the store. Idempotent. */
   stop(): Promise<void>;
+  /** Re-reads the credentials file for every later call, open connections included; a bad file changes nothing. */
+  reloadCredentials(): CredentialsReload;
 }
 
 // Created once per process: prom-client refuses duplicate metric names, and
@@ -118,6 +121,7 @@ export async function startSink(config: SinkConfig, options: { log?: Logger } & 
     address: grpcServer.address,
     metricsAddress: metricsServer?.address,
     storeFailed,
+    reloadCredentials: () => authenticator.reload(),
     stop: () =>
       (stopping ??= (async () => {
         // Calls in progress finish (and get their durable answers) before the store closes.
@@ -129,7 +133,7 @@ export async function startSink(config: SinkConfig, options: { log?: Logger } & 
 }
 
 /**
- * `fencer sink`: runs until SIGTERM/SIGINT (exit 0) and prints the ready
+ * `fencer sink`: runs until SIGTERM/SIGINT (exit 0), reloads --credentials on SIGHUP, and prints the ready
  * line. If the store fails, the process exits 1 at once: its in-memory
  * state can no longer be trusted, and a restart recovers from disk.
  */

@@ -40,6 +40,34 @@ export function describeStoreContract(name: string, newLocation: () => Promise<S
 
   describe(`SinkStore contract: ${name}`, () => {
     it(
+      'A4: durableResults lists one resource only, highest token first, bounded by the limit, once durable',
+      withLocation(async (location) => {
+        const { store } = await location.open();
+        await store.commit([
+          resultOp('r', 'b', 1n, text('12')),
+          resultOp('r', 'a', 2n, text('123')),
+          resultOp('r', 'c', 2n, text('')),
+          // neighbours a prefix scan could wrongly include
+          resultOp('r2', 'x', 9n, text('x')),
+          resultOp('', 'r', 9n, text('x')),
+        ]);
+        // Committed, not yet durable: still listed, because the listing waits for it.
+        void store.commit([resultOp('r', 'd', 3n, text('1234'))]);
+        const summary = (results: Awaited<ReturnType<typeof store.durableResults>>) =>
+          results.map((r) => [r.resultId, r.token, r.sizeBytes]);
+        expect(summary(await store.durableResults('r', 10))).toEqual([
+          ['d', 3n, 4],
+          ['a', 2n, 3],
+          ['c', 2n, 0],
+          ['b', 1n, 2],
+        ]);
+        expect(summary(await store.durableResults('r', 1))).toEqual([['d', 3n, 4]]);
+        expect(await store.durableResults('none', 10)).toEqual([]);
+        await store.close();
+      }),
+    );
+
+    it(
       'an empty store has no fence and no result',
       withLocation(async (location) => {
         const { store } = await location.open();

@@ -56,7 +56,7 @@ export class GrpcSinkClient implements SinkPort {
       const response = await unaryCall<AdvanceFenceRequest, AdvanceFenceResponse__Output>(
         this.#client,
         this.#client.AdvanceFence,
-        { resource, token: token.toString(), grant_id: grantId, owner_id: ownerId },
+        { resource, token: token.toString(), grant_id: grantId, owner_id: ownerId ?? '' },
         this.#callOptions(),
       );
       return { kind: 'advanced', fence: BigInt(response.fence) };

@@ -557,6 +557,48 @@ describe('L8: fence on expiry', () => {
   });
 });
 
+describe('A4: forced release', () => {
+  it('fences the holder off before the lease ends, binds the fence to the admin, and the next grant goes above it', async () => {
+    const { core, sink, reopen } = await setup();
+    const lease = granted(await core.acquire(req()));
+    const outcome = await core.forceRelease('r', lease.token, 'root');
+    expect(outcome).toEqual({ kind: 'forced', fence: lease.token + 1n, lastToken: lease.token });
+    expect(sink.advances.at(-1)).toMatchObject({ resource: 'r', token: lease.token + 1n, ownerId: 'root' });
+    expect(await core.describe('r')).toEqual({ lease: null, lastToken: lease.token });
+    expect((await (await reopen()).describe('r')).lease).toBeNull(); // L7 does not revive a fenced grant
+    expect(granted(await core.acquire(req({ ownerId: 'bob' }))).token).toBe(lease.token + 2n);
+  });
+
+  it('is retry-safe: a retry, or a token that is not the latest grant, changes nothing and never cuts off a successor', async () => {
+    const { core, sink } = await setup();
+    const lease = granted(await core.acquire(req()));
+    expect((await core.forceRelease('r', lease.token, 'root')).kind).toBe('forced');
+    expect(await core.forceRelease('r', lease.token, 'root')).toEqual({ kind: 'unchanged', lastToken: lease.token });
+    const successor = granted(await core.acquire(req({ ownerId: 'bob' })));
+    const advances = sink.advances.length;
+    expect(await core.forceRelease('r', lease.token, 'root')).toEqual({
+      kind: 'unchanged',
+      lastToken: successor.token,
+    });
+    expect(await core.forceRelease('never', 1n, 'root')).toEqual({ kind: 'unchanged', lastToken: 0n });
+    expect(sink.advances).toHaveLength(advances);
+    expect((await core.describe('r')).lease?.token).toBe(successor.token);
+  });
+
+  it('ends nothing when the sink does not confirm the fence', async () => {
+    const { core, sink } = await setup();
+    const lease = granted(await core.acquire(req()));
+    sink.down = 'UNAVAILABLE';
+    expect(await core.forceRelease('r', lease.token, 'root')).toEqual({
+      kind: 'sink-unavailable',
+      sinkCode: 'UNAVAILABLE',
+    });
+    expect((await core.describe('r')).lease?.token).toBe(lease.token);
+    sink.down = null;
+    expect((await core.forceRelease('r', lease.token, 'root')).kind).toBe('forced');
+  });
+});
+
 describe('S1/S2 under concurrency', () => {
   it('many concurrent Acquires of one resource mint exactly one token', async () => {
     const { core, sink } = await setup();

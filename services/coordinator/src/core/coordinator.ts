@@ -42,6 +42,17 @@ export type RenewOutcome =
 /** Release's outcome (L5): never an error. */
 export type ReleaseOutcome = { readonly kind: 'released' } | { readonly kind: 'not-released' };
 
+/** ForceRelease's outcome (A4). */
+export type ForceReleaseOutcome =
+  /** The grant is ended and the sink's fence is durably `fence`, above its token. */
+  | { readonly kind: 'forced'; readonly fence: bigint; readonly lastToken: bigint }
+  /** Nothing changed: the grant was already fenced off, or is not the latest (a retry after success lands here). */
+  | { readonly kind: 'unchanged'; readonly lastToken: bigint }
+  /** The sink did not confirm the new fence; the grant is not ended, and a retry may try again. */
+  | { readonly kind: 'sink-unavailable'; readonly sinkCode: string }
+  /** T1: no token is left to fence with. */
+  | { readonly kind: 'token-space-exhausted' };
+
 /** One resource's result of an L8 sweep. */
 export type FenceOnExpiryOutcome =
   /** The sink's fence is now `fence`, above the expired holder's token. */
@@ -77,7 +88,10 @@ export interface CoreDeps {
 }
 
 /** What the gRPC handlers call on the core. */
-export type CoordinatorApi = Pick<Coordinator, 'acquire' | 'renew' | 'release' | 'describe'>;
+export type CoordinatorApi = Pick<
+  Coordinator,
+  'acquire' | 'renew' | 'release' | 'describe' | 'nextToken' | 'forceRelease'
+>;
 
 /**
  * The lease service's protocol logic. Every method serializes on the
@@ -268,6 +282,12 @@ export class Coordinator {
     return this.#table.residencyCounts();
   }
 
+  /** The token the next grant or fence of `resource` would reserve (L6); undefined once none is left (T1). */
+  nextToken(resource: string): Promise<bigint | undefined> {
+    if (this.#table.isLoaded(resource)) return Promise.resolve(this.#table.nextToken(resource));
+    return this.#track(() => this.#onResource(resource, async () => this.#table.nextToken(resource)));
+  }
+
   /**
    * L8, one sweep: for every lease that expired with no successor, reserve a
    * new token and make it the sink's fence (no grant), so the expired
@@ -321,6 +341,62 @@ export class Coordinator {
   }
 
   /**
+   * A4's forced release of the grant of `token`: like L8, but asked for by
+   * an admin and whether or not the lease is still valid. A fresh token is
+   * reserved and made the sink's fence first, bound to `adminId` (A5: no
+   * worker can write under a fence that belongs to no grant; null with auth
+   * off), and only then is the grant ended, so the holder is cut off
+   * (STALE_TOKEN) before anyone is told it is. Naming the grant's token
+   * makes a retry safe: once that grant is fenced off or superseded, a
+   * retry changes nothing and never cuts off a later holder.
+   */
+  forceRelease(resource: string, token: bigint, adminId: string | null): Promise<ForceReleaseOutcome> {
+    return this.#track(() =>
+      this.#onResource(resource, async () => {
+        const { deps } = this;
+        const decision = this.#table.decideForceRelease(resource, token);
+        switch (decision.kind) {
+          case 'already-fenced':
+          case 'not-latest':
+            return { kind: 'unchanged', lastToken: this.#table.describe(resource).lastToken };
+          case 'token-space-exhausted':
+            return decision;
+          case 'fence':
+            break;
+          default:
+            return unreachable(decision);
+        }
+        const advance = await this.#reserveAndAdvance(resource, decision.token, adminId, { forceRelease: true });
+        switch (advance.kind) {
+          case 'advanced':
+          case 'regression': // the fence is already >= our token > the holder's: fenced out by someone else
+            break;
+          case 'unavailable':
+            deps.log.warn({ resource, sinkCode: advance.sinkCode }, 'forced release could not reach the sink');
+            return { kind: 'sink-unavailable', sinkCode: advance.sinkCode };
+          default:
+            return unreachable(advance);
+        }
+        // Not synced, as for L8: if lost, L7 revives the grant for a TTL, but its writes stay refused.
+        const fenced: Grant = { ...decision.holder, ended: 'fenced' };
+        await deps.store.endGrant(fenced);
+        this.#table.applyFenced(fenced);
+        deps.log.info(
+          {
+            resource,
+            holder: decision.holder.ownerId,
+            holderToken: String(token),
+            fence: String(advance.fence),
+            adminId,
+          },
+          'forced release: the holder is fenced off',
+        );
+        return { kind: 'forced', fence: advance.fence, lastToken: token };
+      }),
+    );
+  }
+
+  /**
    * R3: drops request records past retention. Each deletion runs under its
    * request id's lock, so it can never race an Acquire re-recording that id.
    * Also frees the rate buckets that have refilled, and drops the resource
@@ -368,14 +444,14 @@ export class Coordinator {
    * L3 steps 1–2 and L8's fence: reserve `token`, the table's next one,
    * durably (L6: the counter is on disk before the token leaves this
    * process), then ask the sink to make it the fence, bound to `ownerId`
-   * (A5). A regression's fence is remembered, so the next reservation goes
+   * (A5; null binds no one). A regression's fence is remembered, so the next reservation goes
    * above it. Whatever the sink says, the token is spent: it is never
    * reserved again.
    */
   async #reserveAndAdvance(
     resource: string,
     token: bigint,
-    ownerId: string,
+    ownerId: string | null,
     logContext: object,
   ): Promise<SinkAdvanceOutcome> {
     await this.deps.store.reserveToken(resource, token);

@@ -85,6 +85,18 @@ export interface Residency {
   readonly idle: number;
 }
 
+/**
+ * A forced release of the grant of one token (A4): fence `holder` out with
+ * `token`; or nothing to do, because that grant was already fenced off or
+ * is not the latest one (superseded, or never granted); or, T1, no token is
+ * left to fence with.
+ */
+export type ForceDecision =
+  | { readonly kind: 'fence'; readonly holder: Grant; readonly token: bigint }
+  | { readonly kind: 'already-fenced' }
+  | { readonly kind: 'not-latest' }
+  | { readonly kind: 'token-space-exhausted' };
+
 /** What Describe shows: the latest grant while it is valid, and the last granted token. */
 export interface Description {
   readonly lease: LeaseView | null;
@@ -264,6 +276,21 @@ export class LeaseTable {
     return token === undefined ? { kind: 'not-due' } : { kind: 'fence', holder: stripExpiry(latest), token };
   }
 
+  /**
+   * A4's forced release: the latest grant, if its token is `token`, is
+   * fenced off whether it is valid, expired or released (a released holder
+   * still holds the fence's token, F5), unless it already was.
+   */
+  decideForceRelease(resource: string, token: bigint): ForceDecision {
+    const latest = this.#resources.get(resource)?.latest;
+    if (!latest || latest.token !== token) return { kind: 'not-latest' };
+    if (latest.ended === 'fenced') return { kind: 'already-fenced' };
+    const next = this.nextToken(resource);
+    return next === undefined
+      ? { kind: 'token-space-exhausted' }
+      : { kind: 'fence', holder: stripExpiry(latest), token: next };
+  }
+
   /** L8: resources whose decision would currently be 'fence'. */
   dueForFencing(): string[] {
     const due: string[] = [];
@@ -336,7 +363,7 @@ export class LeaseTable {
     entry.latest = { ...entry.latest!, ended: 'released' };
   }
 
-  /** After the sink's fence moved past `holder`'s token and that was written (L8). */
+  /** After the sink's fence moved past `holder`'s token and that was written (L8, A4's forced release). */
   applyFenced(holder: Grant): void {
     const entry = this.#latestOf(holder);
     entry.latest = { ...entry.latest!, ended: 'fenced' };

@@ -21,8 +21,11 @@ export interface FenceAdvance {
   readonly resource: string;
   readonly token: bigint;
   readonly grantId: string;
-  /** The holder the token goes to; with auth on, the sink accepts writes under it from this identity only. */
-  readonly ownerId: string;
+  /**
+   * The holder the token goes to; with auth on, the sink accepts writes
+   * under it from this identity only. null binds no one (auth off).
+   */
+  readonly ownerId: string | null;
 }
 
 /** The sink as the coordinator uses it; implementations never throw for remote failures. */

@@ -5,7 +5,13 @@ import { RequestCheck, requireOwner, unaryFactory, type Limits, type Logger, typ
 import type { CoordinatorHandlers } from '@fencer/proto';
 import type { CoordinatorApi } from '../core/coordinator.js';
 import type { ReleaseParams } from '../core/model.js';
-import { acquireResponseOrThrow, describeResponse, releaseResponse, renewResponseOrThrow } from './status.js';
+import {
+  acquireResponseOrThrow,
+  describeResponse,
+  forceReleaseResponseOrThrow,
+  releaseResponse,
+  renewResponseOrThrow,
+} from './status.js';
 
 /** A4: who may call what. */
 export const COORDINATOR_ROLES = Object.freeze({
@@ -13,6 +19,7 @@ export const COORDINATOR_ROLES = Object.freeze({
   Renew: ['worker'],
   Release: ['worker'],
   Describe: ['worker', 'admin'],
+  ForceRelease: ['admin'],
 } as const satisfies Record<keyof CoordinatorHandlers, readonly Role[]>);
 
 /** The fencing.v1.Coordinator implementation over `core`; `limits` bound ids and TTLs (V2). */
@@ -57,7 +64,14 @@ export function coordinatorHandlers(
       const check = new RequestCheck(limits);
       const resource = check.id('resource', request.resource);
       check.done();
-      return describeResponse(await core.describe(resource));
+      return describeResponse(await core.describe(resource), await core.nextToken(resource));
+    }),
+    ForceRelease: unary('ForceRelease', COORDINATOR_ROLES.ForceRelease, async (request, { principal }) => {
+      const check = new RequestCheck(limits);
+      const resource = check.id('resource', request.resource);
+      const token = check.positive('token', request.token);
+      check.done();
+      return forceReleaseResponseOrThrow(await core.forceRelease(resource, token, principal.identity), resource);
     }),
   };
 }

@@ -2,8 +2,15 @@
 // model). Details travel as ErrorInfo metadata, numbers as decimal strings,
 // so clients branch on code + reason and read e.g. `remaining_ms` or `fence`.
 import { Failure } from '@fencer/server-kit';
-import type { AcquireResponse, DescribeResponse, Lease, ReleaseResponse, RenewResponse } from '@fencer/proto';
-import type { AcquireOutcome, ReleaseOutcome, RenewOutcome } from '../core/coordinator.js';
+import type {
+  AcquireResponse,
+  DescribeResponse,
+  ForceReleaseResponse,
+  Lease,
+  ReleaseResponse,
+  RenewResponse,
+} from '@fencer/proto';
+import type { AcquireOutcome, ForceReleaseOutcome, ReleaseOutcome, RenewOutcome } from '../core/coordinator.js';
 import type { Description } from '../core/lease-table.js';
 import type { LeaseView } from '../core/model.js';
 
@@ -111,10 +118,33 @@ export function releaseResponse(outcome: ReleaseOutcome): ReleaseResponse {
   }
 }
 
-/** `lease` unset when the resource is free; `last_token` 0 when never granted. */
-export function describeResponse(description: Description): DescribeResponse {
+/** `lease` unset when the resource is free; `last_token` 0 when never granted; `next_token` 0 once none is left (T1). */
+export function describeResponse(description: Description, nextToken: bigint | undefined): DescribeResponse {
   return {
     lease: description.lease ? leaseMessage(description.lease) : null,
     last_token: description.lastToken.toString(),
+    next_token: (nextToken ?? 0n).toString(),
   };
+}
+
+/** forced/unchanged → response; SINK_UNAVAILABLE (retry: the grant is not ended) and TOKEN_SPACE_EXHAUSTED thrown. */
+export function forceReleaseResponseOrThrow(outcome: ForceReleaseOutcome, resource: string): ForceReleaseResponse {
+  switch (outcome.kind) {
+    case 'forced':
+      return { forced: true, fence: outcome.fence.toString(), last_token: outcome.lastToken.toString() };
+    case 'unchanged':
+      return { forced: false, fence: '0', last_token: outcome.lastToken.toString() };
+    case 'sink-unavailable':
+      throw new Failure(
+        'SINK_UNAVAILABLE',
+        `the sink did not confirm the new fence (${outcome.sinkCode}); the lease was not ended, retry`,
+        { sink_code: outcome.sinkCode },
+      );
+    case 'token-space-exhausted':
+      throw new Failure(
+        'TOKEN_SPACE_EXHAUSTED',
+        `${resource} has used up its tokens: the next would pass 2^64-1 (T1); it cannot be fenced again`,
+        { resource },
+      );
+  }
 }

@@ -5,7 +5,7 @@ import type { Level } from 'level';
 import { openLevelDb, type RepairOptions } from '@fencer/server-kit';
 import type { FenceRecord, StoredResult } from '../core/fence-policy.js';
 import { GroupCommitStore, type DurableBackend } from '../core/group-commit.js';
-import { resultKey, type StoreOp } from '../core/store.js';
+import { resultKey, type ResultSummary, type StoreOp } from '../core/store.js';
 
 /** On-disk layout version, checked at open so a future layout is never misread. */
 const FORMAT = '1';
@@ -94,6 +94,14 @@ export class LevelBackend implements DurableBackend {
   async readResult(resource: string, resultId: string): Promise<StoredResult | undefined> {
     const value = this.resultReads.getSync(Buffer.from(resultKey(resource, resultId), 'utf8'));
     return value === undefined ? undefined : decodeResult(value);
+  }
+
+  async *scanResults(resource: string): AsyncIterable<ResultSummary> {
+    // resultKey puts NUL after the resource, so the resource's keys are exactly those in [resource NUL, resource \u0001).
+    const prefix = resultKey(resource, '');
+    for await (const [key, value] of this.results.iterator({ gte: prefix, lt: `${resource}\u0001` })) {
+      yield { resultId: key.slice(prefix.length), token: value.readBigUInt64BE(0), sizeBytes: value.length - 8 };
+    }
   }
 
   async writeBatch(ops: readonly StoreOp[]): Promise<void> {

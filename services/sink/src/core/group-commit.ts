@@ -4,7 +4,14 @@
 // once, so a decision taken under a resource lock sees every earlier one even
 // before it is durable.
 import type { FenceRecord, StoredResult } from './fence-policy.js';
-import { StoreFailedError, assertStorableFence, resultKey, type SinkStore, type StoreOp } from './store.js';
+import {
+  StoreFailedError,
+  assertStorableFence,
+  resultKey,
+  type ResultSummary,
+  type SinkStore,
+  type StoreOp,
+} from './store.js';
 
 /** Durable storage underneath a GroupCommitStore (LevelDB, or memory in tests). */
 export interface DurableBackend {
@@ -12,6 +19,8 @@ export interface DurableBackend {
   readFence(resource: string): Promise<FenceRecord | undefined>;
   /** The result as last synced; rejects on I/O error (the store then fails). */
   readResult(resource: string, resultId: string): Promise<StoredResult | undefined>;
+  /** Every synced result of `resource`, in any order; rejects on I/O error (the store then fails). */
+  scanResults(resource: string): AsyncIterable<ResultSummary>;
   /**
    * Writes all ops atomically, later ops winning on a repeated key; resolves
    * only once they are durable (fsynced). Never called while a call is pending.
@@ -54,6 +63,13 @@ function opKey(op: StoreOp): string {
   if (op.kind === 'result') return overlayResultKey(op.resource, op.resultId);
   assertStorableFence(op.record);
   return fenceKey(op.resource);
+}
+
+/** Highest token first (S4: the latest writes), ties by result_id so the order is stable. */
+function newestFirst(results: readonly ResultSummary[]): ResultSummary[] {
+  return [...results].sort((a, b) =>
+    a.token === b.token ? (a.resultId < b.resultId ? -1 : 1) : a.token > b.token ? -1 : 1,
+  );
 }
 
 function newBatch(): Batch {
@@ -161,6 +177,22 @@ export class GroupCommitStore implements SinkStore {
       return pending.value as StoredResult;
     }
     return this.#read(() => this.#backend.readResult(resource, resultId));
+  }
+
+  async durableResults(resource: string, limit: number): Promise<ResultSummary[]> {
+    this.#check();
+    // Everything committed so far reaches the backend first, so the scan
+    // misses no result acknowledged before this call.
+    await this.settled();
+    return this.#read(async () => {
+      const kept: ResultSummary[] = [];
+      for await (const summary of this.#backend.scanResults(resource)) {
+        kept.push(summary);
+        // Memory stays within twice the limit however many results there are.
+        if (kept.length >= 2 * limit) kept.splice(0, kept.length, ...newestFirst(kept).slice(0, limit));
+      }
+      return newestFirst(kept).slice(0, limit);
+    });
   }
 
   whenFailed(): Promise<Error> {

@@ -4,7 +4,7 @@
 // everything it depends on is durable.
 import { KeyedLock } from '@fencer/common';
 import { decideAdvance, decideWrite, type WritePolicy } from './fence-policy.js';
-import type { SinkStore, StoreOp } from './store.js';
+import type { ResultSummary, SinkStore, StoreOp } from './store.js';
 
 /**
  * A validated Write (V1/V2 already checked): token > 0, ids well-formed.
@@ -145,6 +145,21 @@ export class SinkEngine {
   }
 
   /**
+   * What an admin inspects (A4): the durable fence, the owner it is bound
+   * to (A5; null for none) and the newest `limit` durable results.
+   */
+  async inspect(
+    resource: string,
+    limit: number,
+  ): Promise<{ fence: bigint; ownerId: string | null; results: ResultSummary[] }> {
+    const [record, results] = await Promise.all([
+      this.store.durableFence(resource),
+      this.store.durableResults(resource, limit),
+    ]);
+    return { fence: record?.fence ?? 0n, ownerId: record?.ownerId ?? null, results };
+  }
+
+  /**
    * Decides under the resource's lock, then releases the lock BEFORE the
    * fsync (pipelining) and waits for durability outside it. Safe because
    * the store makes a commit visible at once and syncs batches in FIFO
@@ -163,4 +178,4 @@ export class SinkEngine {
 }
 
 /** What the gRPC layer (unary or streaming) needs from the engine. */
-export type SinkApi = Pick<SinkEngine, 'write' | 'advanceFence' | 'read' | 'getFence'>;
+export type SinkApi = Pick<SinkEngine, 'write' | 'advanceFence' | 'read' | 'getFence' | 'inspect'>;

@@ -4,6 +4,14 @@
 // acknowledged only once durable, with batches becoming durable in FIFO order.
 import type { FenceRecord, StoredResult } from './fence-policy.js';
 
+/** One stored result as ListResults shows it: no payload, its size. */
+export interface ResultSummary {
+  readonly resultId: string;
+  /** The token it was written with. */
+  readonly token: bigint;
+  readonly sizeBytes: number;
+}
+
 /** One change. All ops of one `commit` call become durable atomically, together. */
 export type StoreOp =
   | { readonly kind: 'fence'; readonly resource: string; readonly record: FenceRecord }
@@ -32,6 +40,12 @@ export interface SinkStore {
   durableFence(resource: string): Promise<FenceRecord | undefined>;
   /** The result as durable state has it: a pending value is returned only after its batch is synced. */
   durableResult(resource: string, resultId: string): Promise<StoredResult | undefined>;
+  /**
+   * The resource's durable results with the highest tokens, at most `limit`,
+   * by token descending then result_id ascending; waits until everything
+   * committed before the call is durable. Reads every result of the resource.
+   */
+  durableResults(resource: string, limit: number): Promise<ResultSummary[]>;
   /** Resolves with the cause once the store has failed; never rejects. */
   whenFailed(): Promise<Error>;
   /** Waits for pending batches, then releases the storage; idempotent (every call waits). Later calls reject. */

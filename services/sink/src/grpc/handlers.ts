@@ -6,16 +6,19 @@ import type { SinkApi } from '../core/sink-engine.js';
 import { advanceResponseOrThrow, readResponseOrThrow, rethrowStoreFailure, writeResponseOrThrow } from './status.js';
 
 /**
- * A4. GetFence also admits the coordinator, a deviation from A4's table:
- * L6 has a coordinator that lost its data read the sink's fence to resume
- * above it.
+ * A4. GetFence also admits the coordinator: L6 has a coordinator that lost
+ * its data read the sink's fence to resume above it.
  */
 export const SINK_ROLES = Object.freeze({
   AdvanceFence: ['coordinator'],
   Write: ['worker'],
   Read: ['worker', 'admin'],
   GetFence: ['worker', 'admin', 'coordinator'],
+  ListResults: ['admin'],
 } as const satisfies Record<keyof SinkHandlers, readonly Role[]>);
+
+/** ListResults answers at most this many results, so one answer stays small. */
+export const MAX_LIST_RESULTS = 1000;
 
 /** The fencing.v1.Sink implementation over `engine`; `limits` bound ids and payloads (V2). */
 export function sinkHandlers(engine: SinkApi, options: { log: Logger; limits: Limits }): SinkHandlers {
@@ -57,6 +60,22 @@ export function sinkHandlers(engine: SinkApi, options: { log: Logger; limits: Li
       const resource = check.id('resource', request.resource);
       check.done();
       return { fence: (await engine.getFence(resource).catch(rethrowStoreFailure)).toString() };
+    }),
+    ListResults: unary('ListResults', SINK_ROLES.ListResults, async (request) => {
+      const check = new RequestCheck(limits);
+      const resource = check.id('resource', request.resource);
+      const limit = check.count('limit', request.limit, 1, MAX_LIST_RESULTS);
+      check.done();
+      const { fence, ownerId, results } = await engine.inspect(resource, limit).catch(rethrowStoreFailure);
+      return {
+        fence: fence.toString(),
+        fence_owner_id: ownerId ?? '',
+        results: results.map((r) => ({
+          result_id: r.resultId,
+          token: r.token.toString(),
+          size_bytes: String(r.sizeBytes),
+        })),
+      };
     }),
   };
 }

@@ -3,7 +3,7 @@
 // back or make them fail, to observe pipelining, durability and fail-stop.
 import type { FenceRecord, StoredResult } from '../../src/core/fence-policy.js';
 import { GroupCommitStore, type DurableBackend } from '../../src/core/group-commit.js';
-import { resultKey, type StoreOp } from '../../src/core/store.js';
+import { resultKey, type ResultSummary, type StoreOp } from '../../src/core/store.js';
 
 /** What a crash does not lose: the synced state. Shared by successive stores in a test. */
 export class MemoryDisk {
@@ -34,6 +34,14 @@ export class MemoryBackend implements DurableBackend {
   async readResult(resource: string, resultId: string): Promise<StoredResult | undefined> {
     this.#open();
     return this.disk.results.get(resultKey(resource, resultId));
+  }
+
+  async *scanResults(resource: string): AsyncIterable<ResultSummary> {
+    this.#open();
+    const prefix = resultKey(resource, '');
+    for (const [key, result] of this.disk.results)
+      if (key.startsWith(prefix))
+        yield { resultId: key.slice(prefix.length), token: result.token, sizeBytes: result.payload.byteLength };
   }
 
   writeBatch(ops: readonly StoreOp[]): Promise<void> {

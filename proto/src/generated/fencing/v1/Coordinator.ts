@@ -6,6 +6,8 @@ import type { AcquireRequest as _fencing_v1_AcquireRequest, AcquireRequest__Outp
 import type { AcquireResponse as _fencing_v1_AcquireResponse, AcquireResponse__Output as _fencing_v1_AcquireResponse__Output } from '../../fencing/v1/AcquireResponse.js';
 import type { DescribeRequest as _fencing_v1_DescribeRequest, DescribeRequest__Output as _fencing_v1_DescribeRequest__Output } from '../../fencing/v1/DescribeRequest.js';
 import type { DescribeResponse as _fencing_v1_DescribeResponse, DescribeResponse__Output as _fencing_v1_DescribeResponse__Output } from '../../fencing/v1/DescribeResponse.js';
+import type { ForceReleaseRequest as _fencing_v1_ForceReleaseRequest, ForceReleaseRequest__Output as _fencing_v1_ForceReleaseRequest__Output } from '../../fencing/v1/ForceReleaseRequest.js';
+import type { ForceReleaseResponse as _fencing_v1_ForceReleaseResponse, ForceReleaseResponse__Output as _fencing_v1_ForceReleaseResponse__Output } from '../../fencing/v1/ForceReleaseResponse.js';
 import type { ReleaseRequest as _fencing_v1_ReleaseRequest, ReleaseRequest__Output as _fencing_v1_ReleaseRequest__Output } from '../../fencing/v1/ReleaseRequest.js';
 import type { ReleaseResponse as _fencing_v1_ReleaseResponse, ReleaseResponse__Output as _fencing_v1_ReleaseResponse__Output } from '../../fencing/v1/ReleaseResponse.js';
 import type { RenewRequest as _fencing_v1_RenewRequest, RenewRequest__Output as _fencing_v1_RenewRequest__Output } from '../../fencing/v1/RenewRequest.js';
@@ -47,6 +49,31 @@ export interface CoordinatorClient extends grpc.Client {
   describe(argument: _fencing_v1_DescribeRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencing_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
   describe(argument: _fencing_v1_DescribeRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
   describe(argument: _fencing_v1_DescribeRequest, callback: grpc.requestCallback<_fencing_v1_DescribeResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Admin only (A4): ends the grant of `token` (valid, expired or released)
+   * and, before answering, moves the sink's fence past it with a fresh token
+   * that goes to no worker, so its holder's writes are refused STALE_TOKEN
+   * and the next Acquire gets a larger token. Retry-safe by naming the
+   * grant: once `token` is fenced off or superseded, a retry changes nothing
+   * (forced=false), so it can never cut off a later holder.
+   */
+  ForceRelease(argument: _fencing_v1_ForceReleaseRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_ForceReleaseResponse__Output>): grpc.ClientUnaryCall;
+  ForceRelease(argument: _fencing_v1_ForceReleaseRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencing_v1_ForceReleaseResponse__Output>): grpc.ClientUnaryCall;
+  ForceRelease(argument: _fencing_v1_ForceReleaseRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_ForceReleaseResponse__Output>): grpc.ClientUnaryCall;
+  ForceRelease(argument: _fencing_v1_ForceReleaseRequest, callback: grpc.requestCallback<_fencing_v1_ForceReleaseResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Admin only (A4): ends the grant of `token` (valid, expired or released)
+   * and, before answering, moves the sink's fence past it with a fresh token
+   * that goes to no worker, so its holder's writes are refused STALE_TOKEN
+   * and the next Acquire gets a larger token. Retry-safe by naming the
+   * grant: once `token` is fenced off or superseded, a retry changes nothing
+   * (forced=false), so it can never cut off a later holder.
+   */
+  forceRelease(argument: _fencing_v1_ForceReleaseRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_ForceReleaseResponse__Output>): grpc.ClientUnaryCall;
+  forceRelease(argument: _fencing_v1_ForceReleaseRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencing_v1_ForceReleaseResponse__Output>): grpc.ClientUnaryCall;
+  forceRelease(argument: _fencing_v1_ForceReleaseRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_ForceReleaseResponse__Output>): grpc.ClientUnaryCall;
+  forceRelease(argument: _fencing_v1_ForceReleaseRequest, callback: grpc.requestCallback<_fencing_v1_ForceReleaseResponse__Output>): grpc.ClientUnaryCall;
   
   /**
    * Frees the resource if owner, incarnation and token match the latest
@@ -97,6 +124,16 @@ export interface CoordinatorHandlers extends grpc.UntypedServiceImplementation {
   Describe: grpc.handleUnaryCall<_fencing_v1_DescribeRequest__Output, _fencing_v1_DescribeResponse>;
   
   /**
+   * Admin only (A4): ends the grant of `token` (valid, expired or released)
+   * and, before answering, moves the sink's fence past it with a fresh token
+   * that goes to no worker, so its holder's writes are refused STALE_TOKEN
+   * and the next Acquire gets a larger token. Retry-safe by naming the
+   * grant: once `token` is fenced off or superseded, a retry changes nothing
+   * (forced=false), so it can never cut off a later holder.
+   */
+  ForceRelease: grpc.handleUnaryCall<_fencing_v1_ForceReleaseRequest__Output, _fencing_v1_ForceReleaseResponse>;
+  
+  /**
    * Frees the resource if owner, incarnation and token match the latest
    * grant (L5). Never an error for a mismatch: released=false.
    */
@@ -112,6 +149,7 @@ export interface CoordinatorHandlers extends grpc.UntypedServiceImplementation {
 export interface CoordinatorDefinition extends grpc.ServiceDefinition {
   Acquire: MethodDefinition<_fencing_v1_AcquireRequest, _fencing_v1_AcquireResponse, _fencing_v1_AcquireRequest__Output, _fencing_v1_AcquireResponse__Output>
   Describe: MethodDefinition<_fencing_v1_DescribeRequest, _fencing_v1_DescribeResponse, _fencing_v1_DescribeRequest__Output, _fencing_v1_DescribeResponse__Output>
+  ForceRelease: MethodDefinition<_fencing_v1_ForceReleaseRequest, _fencing_v1_ForceReleaseResponse, _fencing_v1_ForceReleaseRequest__Output, _fencing_v1_ForceReleaseResponse__Output>
   Release: MethodDefinition<_fencing_v1_ReleaseRequest, _fencing_v1_ReleaseResponse, _fencing_v1_ReleaseRequest__Output, _fencing_v1_ReleaseResponse__Output>
   Renew: MethodDefinition<_fencing_v1_RenewRequest, _fencing_v1_RenewResponse, _fencing_v1_RenewRequest__Output, _fencing_v1_RenewResponse__Output>
 }

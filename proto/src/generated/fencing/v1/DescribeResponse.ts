@@ -12,6 +12,11 @@ export interface DescribeResponse {
    * The last token granted; 0 if none. Burned tokens are not reported.
    */
   'last_token'?: (number | string | Long);
+  /**
+   * The token the next grant (or fence) would reserve, unless the sink's
+   * fence turns out to be higher (L6); 0 once the token space is used up (T1).
+   */
+  'next_token'?: (number | string | Long);
 }
 
 export interface DescribeResponse__Output {
@@ -23,4 +28,9 @@ export interface DescribeResponse__Output {
    * The last token granted; 0 if none. Burned tokens are not reported.
    */
   'last_token': (string);
+  /**
+   * The token the next grant (or fence) would reserve, unless the sink's
+   * fence turns out to be higher (L6); 0 once the token space is used up (T1).
+   */
+  'next_token': (string);
 }

@@ -6,6 +6,8 @@ import type { AdvanceFenceRequest as _fencing_v1_AdvanceFenceRequest, AdvanceFen
 import type { AdvanceFenceResponse as _fencing_v1_AdvanceFenceResponse, AdvanceFenceResponse__Output as _fencing_v1_AdvanceFenceResponse__Output } from '../../fencing/v1/AdvanceFenceResponse.js';
 import type { GetFenceRequest as _fencing_v1_GetFenceRequest, GetFenceRequest__Output as _fencing_v1_GetFenceRequest__Output } from '../../fencing/v1/GetFenceRequest.js';
 import type { GetFenceResponse as _fencing_v1_GetFenceResponse, GetFenceResponse__Output as _fencing_v1_GetFenceResponse__Output } from '../../fencing/v1/GetFenceResponse.js';
+import type { ListResultsRequest as _fencing_v1_ListResultsRequest, ListResultsRequest__Output as _fencing_v1_ListResultsRequest__Output } from '../../fencing/v1/ListResultsRequest.js';
+import type { ListResultsResponse as _fencing_v1_ListResultsResponse, ListResultsResponse__Output as _fencing_v1_ListResultsResponse__Output } from '../../fencing/v1/ListResultsResponse.js';
 import type { ReadRequest as _fencing_v1_ReadRequest, ReadRequest__Output as _fencing_v1_ReadRequest__Output } from '../../fencing/v1/ReadRequest.js';
 import type { ReadResponse as _fencing_v1_ReadResponse, ReadResponse__Output as _fencing_v1_ReadResponse__Output } from '../../fencing/v1/ReadResponse.js';
 import type { WriteRequest as _fencing_v1_WriteRequest, WriteRequest__Output as _fencing_v1_WriteRequest__Output } from '../../fencing/v1/WriteRequest.js';
@@ -49,6 +51,29 @@ export interface SinkClient extends grpc.Client {
   getFence(argument: _fencing_v1_GetFenceRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencing_v1_GetFenceResponse__Output>): grpc.ClientUnaryCall;
   getFence(argument: _fencing_v1_GetFenceRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_GetFenceResponse__Output>): grpc.ClientUnaryCall;
   getFence(argument: _fencing_v1_GetFenceRequest, callback: grpc.requestCallback<_fencing_v1_GetFenceResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Admin only (A4): the resource's fence with the owner it is bound to
+   * (A5), and its durable results with the highest tokens, the newest
+   * first: writes are accepted in token order (S4), so these are the
+   * latest ones, up to ties within one token (ordered by result_id).
+   * Reads every result of the resource: an operator's tool, not a hot path.
+   */
+  ListResults(argument: _fencing_v1_ListResultsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_ListResultsResponse__Output>): grpc.ClientUnaryCall;
+  ListResults(argument: _fencing_v1_ListResultsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencing_v1_ListResultsResponse__Output>): grpc.ClientUnaryCall;
+  ListResults(argument: _fencing_v1_ListResultsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_ListResultsResponse__Output>): grpc.ClientUnaryCall;
+  ListResults(argument: _fencing_v1_ListResultsRequest, callback: grpc.requestCallback<_fencing_v1_ListResultsResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Admin only (A4): the resource's fence with the owner it is bound to
+   * (A5), and its durable results with the highest tokens, the newest
+   * first: writes are accepted in token order (S4), so these are the
+   * latest ones, up to ties within one token (ordered by result_id).
+   * Reads every result of the resource: an operator's tool, not a hot path.
+   */
+  listResults(argument: _fencing_v1_ListResultsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_ListResultsResponse__Output>): grpc.ClientUnaryCall;
+  listResults(argument: _fencing_v1_ListResultsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencing_v1_ListResultsResponse__Output>): grpc.ClientUnaryCall;
+  listResults(argument: _fencing_v1_ListResultsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_ListResultsResponse__Output>): grpc.ClientUnaryCall;
+  listResults(argument: _fencing_v1_ListResultsRequest, callback: grpc.requestCallback<_fencing_v1_ListResultsResponse__Output>): grpc.ClientUnaryCall;
   
   /**
    * Reads a stored result. NOT_FOUND / RESULT_NOT_FOUND when absent.
@@ -104,6 +129,15 @@ export interface SinkHandlers extends grpc.UntypedServiceImplementation {
   GetFence: grpc.handleUnaryCall<_fencing_v1_GetFenceRequest__Output, _fencing_v1_GetFenceResponse>;
   
   /**
+   * Admin only (A4): the resource's fence with the owner it is bound to
+   * (A5), and its durable results with the highest tokens, the newest
+   * first: writes are accepted in token order (S4), so these are the
+   * latest ones, up to ties within one token (ordered by result_id).
+   * Reads every result of the resource: an operator's tool, not a hot path.
+   */
+  ListResults: grpc.handleUnaryCall<_fencing_v1_ListResultsRequest__Output, _fencing_v1_ListResultsResponse>;
+  
+  /**
    * Reads a stored result. NOT_FOUND / RESULT_NOT_FOUND when absent.
    */
   Read: grpc.handleUnaryCall<_fencing_v1_ReadRequest__Output, _fencing_v1_ReadResponse>;
@@ -121,6 +155,7 @@ export interface SinkHandlers extends grpc.UntypedServiceImplementation {
 export interface SinkDefinition extends grpc.ServiceDefinition {
   AdvanceFence: MethodDefinition<_fencing_v1_AdvanceFenceRequest, _fencing_v1_AdvanceFenceResponse, _fencing_v1_AdvanceFenceRequest__Output, _fencing_v1_AdvanceFenceResponse__Output>
   GetFence: MethodDefinition<_fencing_v1_GetFenceRequest, _fencing_v1_GetFenceResponse, _fencing_v1_GetFenceRequest__Output, _fencing_v1_GetFenceResponse__Output>
+  ListResults: MethodDefinition<_fencing_v1_ListResultsRequest, _fencing_v1_ListResultsResponse, _fencing_v1_ListResultsRequest__Output, _fencing_v1_ListResultsResponse__Output>
   Read: MethodDefinition<_fencing_v1_ReadRequest, _fencing_v1_ReadResponse, _fencing_v1_ReadRequest__Output, _fencing_v1_ReadResponse__Output>
   Write: MethodDefinition<_fencing_v1_WriteRequest, _fencing_v1_WriteResponse, _fencing_v1_WriteRequest__Output, _fencing_v1_WriteResponse__Output>
 }
