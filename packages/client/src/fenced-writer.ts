@@ -5,7 +5,8 @@
 // known lost nothing is retried, because a retry could only be refused or,
 // worse, be the first copy to land after a successor's writes.
 import { FencerError, LeaseLostError, toFencerError } from './errors.js';
-import type { SinkConnection, WriteReceipt } from './connection.js';
+import type { WriteReceipt } from './calls.js';
+import type { SinkConnection } from './connection.js';
 import type { FencingLease } from './lease-keeper.js';
 import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from './retry.js';
 
