@@ -164,7 +164,9 @@ function unknownFate(error: FencerError): UnavailableError {
  * to pending writes). Writes of different (resource, result_id) pairs go out
  * at once; a write of a pair still in flight waits for that one's answer, so
  * that no answer can be matched to the wrong one. Each write waits at most
- * the connection's call timeout for its answer. Get it from
+ * the connection's call timeout for its answer. Writes go out as they come:
+ * the caller bounds how many it has in flight (FencedWriter awaits each),
+ * as the sink bounds what it reads (V4). Get it from
  * SinkConnection.writeStream(); the connection's close() closes it.
  */
 export class SinkWriteStream {
@@ -187,7 +189,9 @@ export class SinkWriteStream {
   write(request: WriteFields): Promise<WriteReceipt> {
     const key = keyOf(request.resource, request.resultId);
     const before = this.#inFlight.get(key);
-    const sent = before ? before.then(() => this.#send(key, request)) : this.#send(key, request);
+    // After the earlier write settles, whichever way: its refusal is its own.
+    const send = () => this.#send(key, request);
+    const sent = before ? before.then(send, send) : send();
     this.#inFlight.set(key, sent);
     const forget = () => {
       if (this.#inFlight.get(key) === sent) this.#inFlight.delete(key);

@@ -161,11 +161,14 @@ describe('against a sink with credentials', () => {
       settled(stream.write(request('same-id', 1n, 'once', 'p'))),
       settled(stream.write(request('same-id', 1n, 'once', 'p'))),
       settled(stream.write(request('same-id', 1n, 'once', 'q'))),
+      // Sent after a refused one: a refusal is that write's alone.
+      settled(stream.write(request('same-id', 1n, 'once', 'p'))),
     ]);
     expect(outcomes.map((o) => o.receipt?.outcome ?? o.error?.reason)).toEqual([
       'applied',
       'replayed',
       'RESULT_CONFLICT',
+      'replayed',
     ]);
   });
 
