@@ -20,6 +20,7 @@ from fencing.v1 import coordinator_pb2, coordinator_pb2_grpc, sink_pb2, sink_pb2
 from google.rpc import error_details_pb2, status_pb2  # noqa: E402
 
 coordinator_address, sink_address, token_a, token_b = sys.argv[2:6]
+CODE_NAMES = {code.value[0]: code.name for code in grpc.StatusCode}
 
 
 def auth(token):
@@ -32,16 +33,22 @@ def failure(error):
     out = {"code": error.code().name, "trailer_reason": trailers.get("fencing-reason")}
     raw = trailers.get("grpc-status-details-bin")
     if raw:
-        status = status_pb2.Status.FromString(raw)
-        for detail in status.details:
-            if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
-                info = error_details_pb2.ErrorInfo()
-                detail.Unpack(info)
-                out.update(reason=info.reason, domain=info.domain, metadata=dict(info.metadata))
-            elif detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
-                bad = error_details_pb2.BadRequest()
-                detail.Unpack(bad)
-                out["fields"] = [v.field for v in bad.field_violations]
+        out.update(status_details(status_pb2.Status.FromString(raw)))
+    return out
+
+
+def status_details(status):
+    """Reason, domain, metadata and bad fields of a google.rpc.Status."""
+    out = {}
+    for detail in status.details:
+        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            detail.Unpack(info)
+            out.update(reason=info.reason, domain=info.domain, metadata=dict(info.metadata))
+        elif detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+            bad = error_details_pb2.BadRequest()
+            detail.Unpack(bad)
+            out["fields"] = [v.field for v in bad.field_violations]
     return out
 
 
@@ -89,5 +96,23 @@ seen["read_step_1"] = {"payload": read.payload.decode(), "token": read.token}
 bad = attempt(sink.Write, sink_pb2.WriteRequest(resource="", token=b.lease.token, result_id="x", payload=b""),
               metadata=auth(token_b))
 seen["bad_write"] = bad["error"]
+
+# WriteStream (this project's extension): B's write is applied, A's stale one
+# refused on the same stream, each answer naming its write; a refusal's bytes
+# are a google.rpc.Status to the stock googleapis classes.
+answers = sink.WriteStream(iter([
+    sink_pb2.WriteStreamRequest(write=sink_pb2.WriteRequest(
+        resource=resource, token=b.lease.token, result_id="streamed-b", payload=b"from B")),
+    sink_pb2.WriteStreamRequest(write=sink_pb2.WriteRequest(
+        resource=resource, token=a.lease.token, result_id="streamed-a", payload=b"late A")),
+]), metadata=auth(token_b), timeout=5)
+streamed = {}
+for answer in answers:
+    if answer.WhichOneof("answer") == "written":
+        streamed[answer.result_id] = sink_pb2.WriteResponse.Outcome.Name(answer.written.outcome)
+    else:
+        status = status_pb2.Status.FromString(answer.refused.SerializeToString())
+        streamed[answer.result_id] = {"code": CODE_NAMES[status.code], **status_details(status)}
+seen["stream"] = streamed
 
 print(json.dumps(seen))

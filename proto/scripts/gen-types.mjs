@@ -46,7 +46,8 @@ try {
     ],
     { stdio: 'inherit', cwd: protoRoot },
   ); // relative paths keep the generated comments machine-independent
-  writeFileSync(join(outDir, 'descriptor-set.binpb'), Buffer.concat([fencingFiles(), errorDetailFiles()]));
+  // Imports before the files that import them (google/protobuf/any.proto before sink.proto), as readers of a set expect.
+  writeFileSync(join(outDir, 'descriptor-set.binpb'), Buffer.concat([errorDetailFiles(), fencingFiles()]));
   if (check) {
     const files = (dir) =>
       readdirSync(dir, { recursive: true })
@@ -77,7 +78,18 @@ if (check) {
 /** A serialized FileDescriptorSet of fencing/v1/*.proto. Two sets concatenated are one set (repeated field). */
 function fencingFiles() {
   // --path: only our own files, whatever else lies below proto/ (node_modules).
-  return buf(['build', protoRoot, '--path', join(protoRoot, 'fencing'), '--as-file-descriptor-set', '-o', '-']);
+  // --exclude-imports: google/protobuf/any.proto (sink.proto's WriteRefusal)
+  // comes once, with the error details' files, not twice.
+  return buf([
+    'build',
+    protoRoot,
+    '--path',
+    join(protoRoot, 'fencing'),
+    '--exclude-imports',
+    '--as-file-descriptor-set',
+    '-o',
+    '-',
+  ]);
 }
 
 /**

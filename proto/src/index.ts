@@ -107,6 +107,9 @@ export type {
 } from './generated/fencing/v1/AdvanceFenceResponse.js';
 export type { WriteRequest, WriteRequest__Output } from './generated/fencing/v1/WriteRequest.js';
 export type { WriteResponse, WriteResponse__Output } from './generated/fencing/v1/WriteResponse.js';
+export type { WriteStreamRequest, WriteStreamRequest__Output } from './generated/fencing/v1/WriteStreamRequest.js';
+export type { WriteStreamResponse, WriteStreamResponse__Output } from './generated/fencing/v1/WriteStreamResponse.js';
+export type { WriteRefusal, WriteRefusal__Output } from './generated/fencing/v1/WriteRefusal.js';
 export type { ReadRequest, ReadRequest__Output } from './generated/fencing/v1/ReadRequest.js';
 export type { ReadResponse, ReadResponse__Output } from './generated/fencing/v1/ReadResponse.js';
 export type { GetFenceRequest, GetFenceRequest__Output } from './generated/fencing/v1/GetFenceRequest.js';

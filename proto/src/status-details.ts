@@ -53,32 +53,59 @@ export interface StatusDetails {
   fieldViolations?: FieldViolation[];
 }
 
-/** Encodes a google.rpc.Status with ErrorInfo and BadRequest details as Any. */
-export function encodeStatusDetails(status: StatusDetails): Buffer {
-  const details: { type_url: string; value: Uint8Array }[] = [];
+/**
+ * A google.rpc.Status as a plain message, details packed as Any: what
+ * `grpc-status-details-bin` carries, and what WriteStream's WriteRefusal
+ * (wire-identical) carries per refused message.
+ */
+export interface StatusMessage {
+  code: number;
+  message: string;
+  details: { type_url: string; value: Buffer }[];
+}
+
+/** The google.rpc.Status message of `status`, ErrorInfo and BadRequest packed as Any. */
+export function statusMessage(status: StatusDetails): StatusMessage {
+  const details: StatusMessage['details'] = [];
   if (status.errorInfo) {
     details.push({
       type_url: ERROR_INFO_URL,
-      value: ErrorInfoType.encode(ErrorInfoType.fromObject(status.errorInfo)).finish(),
+      value: Buffer.from(ErrorInfoType.encode(ErrorInfoType.fromObject(status.errorInfo)).finish()),
     });
   }
   if (status.fieldViolations && status.fieldViolations.length > 0) {
     details.push({
       type_url: BAD_REQUEST_URL,
-      value: BadRequestType.encode(BadRequestType.fromObject({ field_violations: status.fieldViolations })).finish(),
+      value: Buffer.from(
+        BadRequestType.encode(BadRequestType.fromObject({ field_violations: status.fieldViolations })).finish(),
+      ),
     });
   }
-  const message = StatusType.fromObject({ code: status.code, message: status.message, details });
-  return Buffer.from(StatusType.encode(message).finish());
+  return { code: status.code, message: status.message, details };
+}
+
+/** Encodes a google.rpc.Status with ErrorInfo and BadRequest details as Any. */
+export function encodeStatusDetails(status: StatusDetails): Buffer {
+  return Buffer.from(StatusType.encode(StatusType.fromObject(statusMessage(status))).finish());
 }
 
 /** Decodes `grpc-status-details-bin`; unknown detail types are skipped. */
 export function decodeStatusDetails(bytes: Uint8Array): StatusDetails {
-  const status = StatusType.toObject(StatusType.decode(bytes), { defaults: true }) as {
-    code: number;
-    message: string;
-    details: { type_url: string; value: Uint8Array }[];
-  };
+  return statusFromMessage(
+    StatusType.toObject(StatusType.decode(bytes), { defaults: true }) as {
+      code: number;
+      message: string;
+      details: { type_url: string; value: Uint8Array }[];
+    },
+  );
+}
+
+/** Unpacks a google.rpc.Status message's ErrorInfo and BadRequest; unknown detail types are skipped. Throws on undecodable details. */
+export function statusFromMessage(status: {
+  code: number;
+  message: string;
+  details: readonly { type_url: string; value: Uint8Array }[];
+}): StatusDetails {
   const decoded: StatusDetails = { code: status.code, message: status.message };
   for (const any of status.details) {
     if (any.type_url === ERROR_INFO_URL) {
@@ -130,15 +157,43 @@ export function remoteFailure(error: { code?: number; details?: string; metadata
   const bin = error.metadata?.get(STATUS_DETAILS_KEY)[0];
   if (bin instanceof Buffer) {
     try {
-      const details = decodeStatusDetails(bin);
-      if (details.errorInfo?.domain === ERROR_DOMAIN) {
-        failure.reason = details.errorInfo.reason;
-        failure.metadata = details.errorInfo.metadata;
-      }
-      failure.fieldViolations = details.fieldViolations ?? [];
+      addDetails(failure, decodeStatusDetails(bin));
     } catch {
       // A peer that sent garbage details still has its code and trailer.
     }
   }
   return failure;
+}
+
+/**
+ * Reads code, reason and details from a google.rpc.Status message (a
+ * WriteStream refusal). Never throws: undecodable details yield empty ones.
+ */
+export function remoteFailureOfStatus(status: {
+  code: number;
+  message: string;
+  details: readonly { type_url: string; value: Uint8Array }[];
+}): RemoteFailure {
+  const failure: RemoteFailure = {
+    code: status.code,
+    reason: '',
+    metadata: {},
+    fieldViolations: [],
+    message: status.message,
+  };
+  try {
+    addDetails(failure, statusFromMessage(status));
+  } catch {
+    // As above: the code alone still says what kind of refusal it was.
+  }
+  return failure;
+}
+
+/** Takes the reason and metadata of an ErrorInfo in ERROR_DOMAIN (only), and the field violations. */
+function addDetails(failure: RemoteFailure, details: StatusDetails): void {
+  if (details.errorInfo?.domain === ERROR_DOMAIN) {
+    failure.reason = details.errorInfo.reason;
+    failure.metadata = details.errorInfo.metadata;
+  }
+  failure.fieldViolations = details.fieldViolations ?? [];
 }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { Etcd3 } from 'etcd3';
 import { Level } from 'level';
-import { CoordinatorConnection, SinkConnection } from '@fencer/client';
+import { CoordinatorConnection, SinkConnection, type WriteFields, type WriteReceipt } from '@fencer/client';
 import { EchoClient } from './echo.js';
 import { BENCH_WORKER, type Targets } from './targets.js';
 
@@ -86,31 +86,55 @@ const coordinatorProcess = (targets: Targets): MeasuredProcess => ({
 });
 const echoProcess = (targets: Targets): MeasuredProcess => ({ name: 'echo', pid: targets.echo.child.pid! });
 
-/** Each slot writes its own resource under its lease's token, a new result id every time (F1, F3, F6: applied and synced). */
-const sinkWrite: BenchCase = {
-  id: 'sink-write',
-  title: 'sink Write (unary)',
-  kind: 'fencer',
-  async open({ targets, slots: count, payload }) {
-    const coordinator = coordinatorConnection(targets);
-    const sink = new SinkConnection({ address: targets.sink.ready.address, ...connectionOptions(targets) });
-    const held = await leases(coordinator, 'write', count);
-    return {
-      operations: held.map(({ resource, token }) => {
-        let written = 0;
-        return async () => {
-          const receipt = await sink.write({ resource, token, resultId: `result-${written++}`, payload });
-          if (receipt.outcome !== 'applied') throw new Error(`a new result id was ${receipt.outcome}`);
-        };
-      }),
-      servers: [sinkProcess(targets)],
-      close: async () => {
-        coordinator.close();
-        sink.close();
-      },
-    };
-  },
-};
+/**
+ * Each slot writes its own resource under its lease's token, a new result
+ * id every time (F1, F3, F6: applied and synced), through `via`: the unary
+ * Write or the connection's WriteStream.
+ */
+function sinkWriteCase(
+  id: string,
+  title: string,
+  via: (sink: SinkConnection) => (request: WriteFields) => Promise<WriteReceipt>,
+): BenchCase {
+  return {
+    id,
+    title,
+    kind: 'fencer',
+    async open({ targets, slots: count, payload }) {
+      const coordinator = coordinatorConnection(targets);
+      const sink = new SinkConnection({ address: targets.sink.ready.address, ...connectionOptions(targets) });
+      const send = via(sink);
+      // Each case holds its own resources' leases: a lease of another case's would be LEASE_HELD (L2).
+      const held = await leases(coordinator, id, count);
+      return {
+        operations: held.map(({ resource, token }) => {
+          let written = 0;
+          return async () => {
+            const receipt = await send({ resource, token, resultId: `result-${written++}`, payload });
+            if (receipt.outcome !== 'applied') throw new Error(`a new result id was ${receipt.outcome}`);
+          };
+        }),
+        servers: [sinkProcess(targets)],
+        close: async () => {
+          coordinator.close();
+          sink.close();
+        },
+      };
+    },
+  };
+}
+
+const sinkWrite = sinkWriteCase('sink-write', 'sink Write (unary)', (sink) => (request) => sink.write(request));
+
+/**
+ * The same writes as messages of one WriteStream per client connection,
+ * which every slot shares: as many messages in flight as slots, like the
+ * bidi-stream echo that is its floor.
+ */
+const sinkWriteStream = sinkWriteCase('sink-write-stream', 'sink WriteStream', (sink) => {
+  const stream = sink.writeStream();
+  return (request) => stream.write(request);
+});
 
 /** Each slot takes its own resource's lease and gives it back (L3: reserve, AdvanceFence, record; L5). */
 const acquireRelease: BenchCase = {
@@ -356,6 +380,7 @@ const etcdLock: BenchCase = {
 /** Every case, in the order the tables show them. */
 export const CASES: readonly BenchCase[] = Object.freeze([
   sinkWrite,
+  sinkWriteStream,
   acquireRelease,
   renew,
   echoUnary,
@@ -377,6 +402,8 @@ export const RATIOS: readonly RatioDefinition[] = Object.freeze([
   { title: 'sink Write / etcd fenced txn', numerator: 'sink-write', denominator: 'etcd-txn' },
   { title: 'sink Write / raw unary echo', numerator: 'sink-write', denominator: 'echo-unary' },
   { title: 'sink Write / raw LevelDB group commit', numerator: 'sink-write', denominator: 'leveldb-group-commit' },
+  { title: 'WriteStream / etcd fenced txn', numerator: 'sink-write-stream', denominator: 'etcd-txn' },
+  { title: 'WriteStream / raw bidi-stream echo', numerator: 'sink-write-stream', denominator: 'echo-stream' },
   { title: 'Acquire+Release / etcd3 lock cycle', numerator: 'acquire-release', denominator: 'etcd-lock' },
   { title: 'Renew / raw unary echo', numerator: 'renew', denominator: 'echo-unary' },
 ]);

@@ -45,6 +45,7 @@ describe('fencer bench', () => {
       // Each case's CPU is read from the processes that serve it.
       const cpuOf = (id: string) => Object.keys(report.summary.find((s) => s.case === id)!.cpuUsPerOp).sort();
       expect(cpuOf('sink-write')).toEqual(['bench', 'sink']);
+      expect(cpuOf('sink-write-stream')).toEqual(['bench', 'sink']);
       expect(cpuOf('acquire-release')).toEqual(['bench', 'coordinator', 'sink']);
       expect(cpuOf('renew')).toEqual(['bench', 'coordinator']);
       expect(cpuOf('echo-unary')).toEqual(['bench', 'echo']);

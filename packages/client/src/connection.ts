@@ -27,30 +27,12 @@ import {
   type GetFenceResponse__Output,
   type ClientTls,
 } from '@fencer/proto';
-import { toFencerError, type FencerError } from './errors.js';
+import type { CallMethod, CallObserver, WriteReceipt } from './calls.js';
+import { toFencerError } from './errors.js';
+import { SinkWriteStream, type WriteFields } from './write-stream.js';
 
 /** TLS for a connection: the CA that signed the server's certificate, and a client certificate when the server asks for one. */
 export type TlsOptions = ClientTls;
-
-/** Every RPC a worker sends, by service. */
-export type CallMethod = 'Acquire' | 'Renew' | 'Release' | 'Describe' | 'Write' | 'Read' | 'GetFence';
-
-/** One call as it leaves: the method and the request exactly as sent (tokens as decimal strings). */
-export interface SentCall {
-  readonly method: CallMethod;
-  readonly request: object;
-}
-
-/** How one call ended: its response, or the typed error it was refused or lost with. */
-export type CallOutcome =
-  { readonly ok: true; readonly response: object } | { readonly ok: false; readonly error: FencerError };
-
-/**
- * Sees every call of a connection: called as the call is sent, it returns
- * the function that is called once with the call's outcome. It must not
- * throw; it runs inside the call path.
- */
-export type CallObserver = (call: SentCall) => (outcome: CallOutcome) => void;
 
 /** Where a connection goes and how. */
 export interface ConnectionOptions {
@@ -107,6 +89,20 @@ abstract class Connection<Client extends grpc.Client> {
     });
   }
 
+  /** The deadline of each call, in ms. */
+  protected get callTimeoutMs(): number {
+    return this.#options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+  }
+
+  /** What every call sends: the bearer token, when there is one (A2). */
+  protected metadata(): grpc.Metadata {
+    return this.#options.token === undefined ? new grpc.Metadata() : bearer(this.#options.token);
+  }
+
+  protected get observer(): CallObserver | undefined {
+    return this.#options.observer;
+  }
+
   /** Sends one call; rejects with a FencerError, never a raw grpc-js error. */
   protected async call<Req extends object, Res extends object>(
     name: CallMethod,
@@ -114,11 +110,11 @@ abstract class Connection<Client extends grpc.Client> {
     request: Req,
     options: CallOptions,
   ): Promise<Res> {
-    const timeoutMs = Math.min(options.timeoutMs ?? Infinity, this.#options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
-    const settled = this.#options.observer?.({ method: name, request });
+    const timeoutMs = Math.min(options.timeoutMs ?? Infinity, this.callTimeoutMs);
+    const settled = this.observer?.({ method: name, request });
     try {
       const response = await unaryCall(this.client, method, request, {
-        metadata: this.#options.token === undefined ? new grpc.Metadata() : bearer(this.#options.token),
+        metadata: this.metadata(),
         timeoutMs: Math.max(0, timeoutMs),
         ...(options.signal ? { signal: options.signal } : {}),
       });
@@ -230,29 +226,16 @@ export class CoordinatorConnection extends Connection<CoordinatorClient> {
   }
 }
 
-/** What the sink did with a Write: stored it now, or found the same payload already stored (F3). */
-export interface WriteReceipt {
-  readonly outcome: 'applied' | 'replayed';
-  /** The resource's fence when the write was accepted (equal to the token, F1). */
-  readonly fence: bigint;
-}
-
 /** The Sink's worker-facing RPCs, typed (AdvanceFence is the coordinator's, A4). */
 export class SinkConnection extends Connection<SinkClient> {
+  #writeStream: SinkWriteStream | undefined;
+
   constructor(options: ConnectionOptions) {
     super(fencing.Sink, options);
   }
 
   /** Write (F1–F3). Prefer FencedWriter, which sends the lease's token and retries safely. */
-  async write(
-    request: {
-      readonly resource: string;
-      readonly token: bigint;
-      readonly resultId: string;
-      readonly payload: Uint8Array;
-    },
-    options: CallOptions = {},
-  ): Promise<WriteReceipt> {
+  async write(request: WriteFields, options: CallOptions = {}): Promise<WriteReceipt> {
     const response = await this.call<WriteRequest, WriteResponse__Output>(
       'Write',
       this.client.Write,
@@ -265,6 +248,26 @@ export class SinkConnection extends Connection<SinkClient> {
       options,
     );
     return { outcome: response.outcome === 'REPLAYED' ? 'replayed' : 'applied', fence: BigInt(response.fence) };
+  }
+
+  /**
+   * The connection's one WriteStream (this project's extension: many Writes
+   * on one call, same rules and typed errors as write()): opened on its
+   * first write, reopened after a failure, closed with the connection.
+   */
+  writeStream(): SinkWriteStream {
+    this.#writeStream ??= new SinkWriteStream({
+      open: () => this.client.WriteStream(this.metadata()),
+      timeoutMs: this.callTimeoutMs,
+      observer: this.observer,
+    });
+    return this.#writeStream;
+  }
+
+  /** Closes the write stream, if open (the sink answers what it has), then the channel. */
+  override close(): void {
+    this.#writeStream?.close();
+    super.close();
   }
 
   /** Read: the stored payload and the token it was written with; ResultNotFoundError when nothing is stored. */

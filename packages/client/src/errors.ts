@@ -176,7 +176,14 @@ export function toFencerError(error: unknown): FencerError {
       false,
     );
   }
-  const failure = remoteFailure(error);
+  return typedError(remoteFailure(error));
+}
+
+/**
+ * The typed error of a refusal read off the wire (a failed call's status, or
+ * a WriteStream message's refusal): by reason first, then by code.
+ */
+export function typedError(failure: RemoteFailure): FencerError {
   const byReason = (BY_REASON as Record<string, (failure: RemoteFailure) => FencerError>)[failure.reason];
   if (byReason) return byReason(failure);
   const code = failure.code as grpc.status;

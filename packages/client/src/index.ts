@@ -3,6 +3,8 @@
 // errors and a retry policy.
 export * from './errors.js';
 export * from './retry.js';
+export * from './calls.js';
 export * from './connection.js';
+export * from './write-stream.js';
 export * from './lease-keeper.js';
 export * from './fenced-writer.js';

@@ -185,16 +185,23 @@ describe('LeaseKeeper', () => {
   });
 });
 
-describe('FencedWriter', () => {
+// Each FencedWriter test runs twice: unary Writes, then writes as messages
+// of the connection's WriteStream, which must behave the same in every way.
+describe.each([
+  ['unary Write', {}],
+  ['WriteStream', { stream: true }],
+] as const)('FencedWriter over %s', (mode, sending) => {
+  const named = (resource: string) => `${resource}-${mode === 'WriteStream' ? 'stream' : 'unary'}`;
+
   it('writes with the lease token, replays once, refuses a conflict, and a stale write is refused by the sink (F1, F3)', async () => {
     const a = connect('worker-a');
     const b = connect('worker-b');
     const keeperA = await LeaseKeeper.acquire(a.coordinator, {
-      resource: 'writer-story',
+      resource: named('writer-story'),
       ownerId: 'worker-a',
       ttlMs: 5_000,
     });
-    const writerA = new FencedWriter(a.sink, keeperA);
+    const writerA = new FencedWriter(a.sink, keeperA, sending);
     expect(await writerA.write('step-1', 'a1')).toEqual({ outcome: 'applied', fence: keeperA.token });
     expect(await writerA.write('step-1', 'a1')).toEqual({ outcome: 'replayed', fence: keeperA.token });
     await expect(writerA.write('step-1', 'other')).rejects.toBeInstanceOf(ResultConflictError);
@@ -203,13 +210,13 @@ describe('FencedWriter', () => {
     // B takes over, and the fence moves before B is told its token.
     const direct = connect('worker-a', { direct: true });
     await direct.coordinator.release({
-      resource: 'writer-story',
+      resource: named('writer-story'),
       ownerId: 'worker-a',
       incarnation: keeperA.incarnation,
       token: keeperA.token,
     });
     await using keeperB = await LeaseKeeper.acquire(b.coordinator, {
-      resource: 'writer-story',
+      resource: named('writer-story'),
       ownerId: 'worker-b',
       ttlMs: 5_000,
     });
@@ -219,11 +226,11 @@ describe('FencedWriter', () => {
     expect(stale).toBeInstanceOf(LeaseLostError);
     expect([(stale as LeaseLostError).reason, (stale as LeaseLostError).fence]).toEqual(['STALE_TOKEN', keeperB.token]);
     expect(keeperA.signal.reason).toBe(stale); // the writer told the keeper
-    expect(await new FencedWriter(b.sink, keeperB).write('step-2', 'b2')).toEqual({
+    expect(await new FencedWriter(b.sink, keeperB, sending).write('step-2', 'b2')).toEqual({
       outcome: 'applied',
       fence: keeperB.token,
     });
-    expect((await direct.sink.read('writer-story', 'step-2')).payload.toString()).toBe('b2');
+    expect((await direct.sink.read(named('writer-story'), 'step-2')).payload.toString()).toBe('b2');
   });
 
   it('retries a write whose reply was dropped with the same result id: applied once, then replayed', async () => {
@@ -231,25 +238,30 @@ describe('FencedWriter', () => {
     const worker = connect('worker-a', { observer, callTimeoutMs: 300 });
     const direct = connect('worker-a', { direct: true });
     await using keeper = await LeaseKeeper.acquire(direct.coordinator, {
-      resource: 'writer-receipt',
+      resource: named('writer-receipt'),
       ownerId: 'worker-a',
       ttlMs: 10_000,
     });
     const heal = await dropReplies('workersToSink');
-    const writing = new FencedWriter(worker.sink, keeper, { retry: FAST_RETRY }).write('only', 'payload');
-    await eventually(async () => (await direct.sink.read('writer-receipt', 'only').catch(() => undefined))?.payload, {
-      what: 'the write at the sink',
-    });
+    const writing = new FencedWriter(worker.sink, keeper, { retry: FAST_RETRY, ...sending }).write('only', 'payload');
+    await eventually(
+      async () => (await direct.sink.read(named('writer-receipt'), 'only').catch(() => undefined))?.payload,
+      {
+        what: 'the write at the sink',
+      },
+    );
     await eventually(() => (sent.length >= 2 ? true : undefined), { what: 'a retried Write' });
     await heal();
 
     expect(await writing).toEqual({ outcome: 'replayed', fence: keeper.token });
     const writes = sent.filter((call) => call.method === 'Write') as {
       request: { result_id: string; token: string };
+      streamed?: true;
     }[];
     expect(new Set(writes.map((call) => `${call.request.result_id}@${call.request.token}`))).toEqual(
       new Set([`only@${keeper.token}`]),
     );
+    expect(new Set(writes.map((call) => call.streamed === true))).toEqual(new Set([mode === 'WriteStream']));
   });
 
   it('never retries once the lease is lost: the write fails with its transient error after one attempt', async () => {
@@ -257,14 +269,14 @@ describe('FencedWriter', () => {
     const worker = connect('worker-a', { observer, callTimeoutMs: 300 });
     const direct = connect('worker-a', { direct: true });
     const keeper = await LeaseKeeper.acquire(direct.coordinator, {
-      resource: 'writer-lost',
+      resource: named('writer-lost'),
       ownerId: 'worker-a',
       ttlMs: 10_000,
     });
     await keeper.release();
     const heal = await dropReplies('workersToSink');
     try {
-      const failed = await new FencedWriter(worker.sink, keeper, { retry: FAST_RETRY })
+      const failed = await new FencedWriter(worker.sink, keeper, { retry: FAST_RETRY, ...sending })
         .write('late', 'x')
         .catch((error: unknown) => error);
       expect(failed).toBeInstanceOf(UnavailableError);

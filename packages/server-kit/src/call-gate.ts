@@ -17,13 +17,29 @@
 // sends a trailers-only status and never passes the metadata on, so nothing
 // calls startRead(). grpc-js then drains the stream into a 'data' handler
 // that drops every frame of an ended call (checkCancelled) unread.
+//
+// A stream of requests (WriteStream) is not ended by one malformed message:
+// gRPC's own framing is intact, so the next message can still be read. The
+// gate hands the handler a MalformedMessage in its place, which the handler
+// refuses alone (message-stream.ts).
 import * as grpc from '@grpc/grpc-js';
 import { descriptors } from '@fencer/proto';
 import { rememberPrincipal, type Authenticator, type Principal } from './auth.js';
 import type { Logger } from './log.js';
 import { requestsRead, rpcCalls } from './metrics.js';
 import { toStatus } from './unary.js';
+import { Failure } from './failure.js';
 import { checkEncoding } from './wire-check.js';
+
+/**
+ * What a streaming handler receives instead of a request message whose
+ * bytes are not a valid encoding of its type (V3): nothing of it was
+ * decoded, so it names no request; `failure` is the MALFORMED_MESSAGE
+ * refusal, naming the field and the fault.
+ */
+export class MalformedMessage {
+  constructor(readonly failure: Failure) {}
+}
 
 /** The gate of one protocol service, and that service as the gate needs it served. */
 export interface CallGate {
@@ -39,7 +55,8 @@ export interface CallGate {
  * (refusing UNAUTHENTICATED otherwise), and hands the principal to the
  * handler (principalOf). Each request message must then be a valid encoding
  * of its type (else INVALID_ARGUMENT, MALFORMED_MESSAGE) before proto-loader's
- * decoder turns it into the object handlers get. Refusals count like any
+ * decoder turns it into the object handlers get (a streaming method gets a
+ * MalformedMessage instead, and the stream goes on). Refusals count like any
  * other call. Calls of other services (health, reflection) pass untouched:
  * load balancers and tools call them without credentials.
  */
@@ -93,7 +110,8 @@ export function callGate(options: {
               checkEncoding(decoder.schema, bytes);
               request = decoder.decode(bytes);
             } catch (error) {
-              refuse(error);
+              if (methodDescriptor.requestStream && error instanceof Failure) pass(new MalformedMessage(error));
+              else refuse(error);
               return;
             }
             pass(request);

@@ -2,6 +2,7 @@ export * from './failure.js';
 export * from './validation.js';
 export * from './auth.js';
 export * from './unary.js';
+export * from './message-stream.js';
 export * from './log.js';
 export * from './metrics.js';
 export * from './server.js';

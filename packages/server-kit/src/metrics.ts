@@ -1,16 +1,16 @@
 // Prometheus metrics, one registry per process, served on --metrics HOST:PORT.
 import { createServer } from 'node:http';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { joinHostPort, listenAddress } from './cli-options.js';
 import { StartupError } from './startup-error.js';
 
 /** The process's registry; services add their own metrics to it. */
 export const registry = new Registry();
 
-/** Calls by service, method and gRPC code name. */
+/** Calls by service, method and gRPC code name; each message of a message stream (WriteStream) counts as one call. */
 export const rpcCalls = new Counter({
   name: 'fencer_rpc_calls_total',
-  help: 'Unary RPCs handled, by method and gRPC status code',
+  help: 'RPCs handled (each WriteStream message counts as one), by method and gRPC status code',
   labelNames: ['service', 'method', 'code'] as const,
   registers: [registry],
 });
@@ -26,10 +26,23 @@ export const requestsRead = new Counter({
   registers: [registry],
 });
 
-/** Handler latency in seconds, including durable commits. */
+/**
+ * V4: messages of message streams read and not yet answered (an answer
+ * counts until the transport has taken it), summed over open streams. Each
+ * stream stops reading at its window, so this stays within streams × window
+ * however fast clients send or however slowly they read.
+ */
+export const streamMessagesInFlight = new Gauge({
+  name: 'fencer_stream_messages_in_flight',
+  help: 'Messages of open WriteStreams read but not yet answered (their answer not yet taken by the transport)',
+  labelNames: ['service', 'method'] as const,
+  registers: [registry],
+});
+
+/** Handler latency in seconds, including durable commits; per message for message streams. */
 export const rpcSeconds = new Histogram({
   name: 'fencer_rpc_duration_seconds',
-  help: 'Unary RPC handling time in seconds',
+  help: 'RPC handling time in seconds (per message for WriteStream)',
   labelNames: ['service', 'method'] as const,
   buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 2],
   registers: [registry],

@@ -11,6 +11,7 @@ import { callGate } from './call-gate.js';
 import { joinHostPort, listenAddress } from './cli-options.js';
 import { DEFAULT_CONNECTION_LIMITS, grpcServerOptions, type ConnectionLimits } from './connection-limits.js';
 import type { Logger } from './log.js';
+import type { OpenStreams } from './message-stream.js';
 import { StartupError } from './startup-error.js';
 import type { ServerTls } from './tls-config.js';
 
@@ -39,6 +40,8 @@ export interface ServerSpec {
    * answering RESOURCE_EXHAUSTED.
    */
   readonly maxReceiveMessageBytes: number;
+  /** The message streams the handlers open (messageStreamFactory): a stop winds them down first. */
+  readonly streams?: OpenStreams;
   /** V4: streams, buffered bytes and lifetime of one connection; default DEFAULT_CONNECTION_LIMITS. */
   readonly connectionLimits?: ConnectionLimits;
   readonly log: Logger;
@@ -50,7 +53,8 @@ export interface RunningServer {
   readonly address: string;
   /**
    * Reports NOT_SERVING (health watchers get it, then their stream ends),
-   * stops taking calls, lets running ones finish for up to `graceMs`, then
+   * winds down message streams (each ends UNAVAILABLE once its read
+   * messages are answered), stops taking calls, lets running ones finish for up to `graceMs`, then
    * cancels them. A second call with a shorter grace can force a slow stop.
    */
   stop(graceMs?: number): Promise<void>;
@@ -121,6 +125,10 @@ export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> 
         health.setStatus(spec.serviceName, 'NOT_SERVING');
         for (const call of watches) call.end();
         watches.clear();
+        // Like health watches, write streams never end by themselves: each
+        // answers what it has read, then ends UNAVAILABLE so its client
+        // reconnects, rather than holding the stop for its whole grace.
+        spec.streams?.windDown();
         const force = setTimeout(() => {
           server.forceShutdown();
           resolve();

@@ -3,7 +3,7 @@
 // details and the `fencing-reason` trailer; anything else becomes INTERNAL
 // with a bare message, the stack going to the log only.
 import * as grpc from '@grpc/grpc-js';
-import { ERROR_DOMAIN, REASON_KEY, STATUS_DETAILS_KEY, encodeStatusDetails } from '@fencer/proto';
+import { ERROR_DOMAIN, REASON_KEY, STATUS_DETAILS_KEY, encodeStatusDetails, type StatusDetails } from '@fencer/proto';
 import { REASON_CODES } from '@fencer/common';
 import { authorize, principalOf, type Principal, type Role } from './auth.js';
 import { Failure } from './failure.js';
@@ -59,19 +59,27 @@ export function unaryFactory(options: { service: string; log: Logger }) {
 
 /** Maps a thrown value to a status: a Failure keeps its reason, anything else is a bare INTERNAL (logged). */
 export function toStatus(error: unknown, method: string, log: Logger): grpc.ServiceError {
-  const failure = error instanceof Failure ? error : new Failure('INTERNAL', 'internal error');
-  if (!(error instanceof Failure)) log.error({ err: error, method }, 'handler failed');
-  const code = REASON_CODES[failure.reason];
+  const failure = asFailure(error, method, log);
+  const status = statusDetailsOf(failure);
   const metadata = new grpc.Metadata();
   metadata.set(REASON_KEY, failure.reason);
-  metadata.set(
-    STATUS_DETAILS_KEY,
-    encodeStatusDetails({
-      code,
-      message: failure.message,
-      errorInfo: { reason: failure.reason, domain: ERROR_DOMAIN, metadata: { ...failure.metadata } },
-      fieldViolations: [...failure.fieldViolations],
-    }),
-  );
-  return Object.assign(new Error(failure.message), { code, details: failure.message, metadata });
+  metadata.set(STATUS_DETAILS_KEY, encodeStatusDetails(status));
+  return Object.assign(new Error(failure.message), { code: status.code, details: failure.message, metadata });
+}
+
+/** A thrown value as a Failure: itself, or a bare INTERNAL whose cause and stack go to the log only. */
+export function asFailure(error: unknown, method: string, log: Logger): Failure {
+  if (error instanceof Failure) return error;
+  log.error({ err: error, method }, 'handler failed');
+  return new Failure('INTERNAL', 'internal error');
+}
+
+/** A Failure as a google.rpc.Status: its code, message, ErrorInfo (domain fencing.v1) and BadRequest. */
+export function statusDetailsOf(failure: Failure): StatusDetails {
+  return {
+    code: REASON_CODES[failure.reason],
+    message: failure.message,
+    errorInfo: { reason: failure.reason, domain: ERROR_DOMAIN, metadata: { ...failure.metadata } },
+    fieldViolations: [...failure.fieldViolations],
+  };
 }

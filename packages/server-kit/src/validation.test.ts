@@ -41,6 +41,8 @@ describe('RequestCheck (V1, V2)', () => {
     ['ttl above max', (c: RequestCheck) => c.ttlMs('ttl_ms', '86400001'), ['ttl_ms']],
     ['payload over 1 MiB', (c: RequestCheck) => c.payload('payload', Buffer.alloc(1024 * 1024 + 1)), ['payload']],
     ['payload of 1 MiB', (c: RequestCheck) => c.payload('payload', Buffer.alloc(1024 * 1024)), []],
+    ['unset message field (WriteStream without its write)', (c: RequestCheck) => c.present('write', null), ['write']],
+    ['set message field, even all defaults', (c: RequestCheck) => c.present('write', {}), []],
   ] as const)('%s', (_name, run, expected) => {
     expect(violations(run)).toEqual(expected);
   });

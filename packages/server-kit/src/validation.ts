@@ -88,6 +88,12 @@ export class RequestCheck {
     return min;
   }
 
+  /** A message field that must be set (proto3 leaves an unset one null); undefined when it is not. */
+  present<T>(field: string, value: T | null | undefined): T | undefined {
+    if (value === null || value === undefined) this.#violate(field, 'must be set');
+    return value ?? undefined;
+  }
+
   /** Opaque bytes of at most maxPayloadBytes. */
   payload(field: string, value: Buffer): Buffer {
     if (value.length > this.limits.maxPayloadBytes) {

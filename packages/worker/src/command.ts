@@ -62,6 +62,10 @@ export function workerCommand(): Command {
       new Option('--insecure', 'send no bearer token (services run with --insecure)').env('FENCER_WORKER_INSECURE'),
       ...tlsOptions('client', 'FENCER_WORKER'),
       new Option('--call-timeout-ms <n>', 'deadline of each call').default(1_000).argParser(positiveInteger),
+      new Option(
+        '--write-stream',
+        "write results as messages of the sink's WriteStream (one long-lived call) instead of unary Writes",
+      ).env('FENCER_WORKER_WRITE_STREAM'),
       new Option('--commands', `do one command per stdin line: ${COMMANDS}`),
       new Option('--steps <n>', 'loop: results written per lease').default(5).argParser(positiveInteger),
       new Option('--step-ms <n>', 'loop: work time before each result').default(500).argParser(positiveInteger),
@@ -79,6 +83,7 @@ export function workerCommand(): Command {
         tokenFile?: string;
         insecure?: boolean;
         callTimeoutMs: number;
+        writeStream?: boolean;
         commands?: boolean;
         steps: number;
         stepMs: number;
@@ -102,6 +107,7 @@ export function workerCommand(): Command {
           resource: options.resource,
           ttlMs: options.ttlMs,
           callTimeoutMs: options.callTimeoutMs,
+          writeStream: options.writeStream === true,
           ...(options.tokenFile === undefined ? {} : { token: readTokenFile(options.tokenFile) }),
           ...(tls === undefined ? {} : { tls }),
         }),

@@ -15,6 +15,8 @@ export interface SendingEvent {
   /** Numbers this worker's calls; the call's `call` event repeats it. */
   readonly seq: number;
   readonly method: CallMethod;
+  /** A Write sent as a message of the sink's WriteStream (--write-stream). */
+  readonly streamed?: true;
   readonly request: Readonly<Record<string, unknown>>;
   readonly sentAtMs: number;
 }
@@ -25,6 +27,8 @@ export interface CallEvent {
   /** The `seq` of the call's `sending` event. */
   readonly seq: number;
   readonly method: CallMethod;
+  /** As in SendingEvent. */
+  readonly streamed?: true;
   /** The request as sent, payload as UTF-8 text. */
   readonly request: Readonly<Record<string, unknown>>;
   readonly sentAtMs: number;

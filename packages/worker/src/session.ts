@@ -27,6 +27,8 @@ export interface WorkerConfig {
   readonly tls?: TlsOptions;
   readonly callTimeoutMs: number;
   readonly retry?: RetryPolicy;
+  /** Write results as messages of the sink's WriteStream instead of unary Writes (FencedWriter's `stream`). */
+  readonly writeStream?: boolean;
 }
 
 /** What a step ended with: its value, or the typed error already reported as a `refused` event. */
@@ -46,12 +48,14 @@ export class WorkerSession {
     const observer: CallObserver = (call) => {
       const seq = ++calls;
       const sentAtMs = eventClockMs();
-      emit({ event: 'sending', seq, method: call.method, request: printable(call.request), sentAtMs });
+      const streamed = call.streamed ? { streamed: true as const } : {};
+      emit({ event: 'sending', seq, method: call.method, ...streamed, request: printable(call.request), sentAtMs });
       return (outcome) =>
         emit({
           event: 'call',
           seq,
           method: call.method,
+          ...streamed,
           request: printable(call.request),
           sentAtMs,
           doneAtMs: eventClockMs(),
@@ -105,7 +109,10 @@ export class WorkerSession {
         }),
       );
       this.#keeper = keeper;
-      this.#writer = new FencedWriter(this.#sink, keeper, this.config.retry ? { retry: this.config.retry } : {});
+      this.#writer = new FencedWriter(this.#sink, keeper, {
+        ...(this.config.retry ? { retry: this.config.retry } : {}),
+        stream: this.config.writeStream === true,
+      });
       emit({
         event: 'acquired',
         resource,

@@ -91,6 +91,46 @@ describe('fencer worker', () => {
     expect((await a.exited).code).toBe(0);
   });
 
+  it('--write-stream: results go out as WriteStream messages with the unary outcomes, a stale one refused STALE_TOKEN', async () => {
+    const a = await worker('worker-a', ['--commands', '--resource', 'streamed', '--write-stream']);
+    a.send('acquire');
+    await a.next('acquired');
+    a.send('write s1 first');
+    expect((await a.next('written')).outcome).toBe('applied');
+    a.send('write s1 first');
+    expect((await a.next('written')).outcome).toBe('replayed');
+    a.send('write s1 other');
+    expect((await a.next('refused')).reason).toBe('RESULT_CONFLICT');
+
+    // A gives the lease up; B takes it, and the fence moves past A's token.
+    a.send('release');
+    await a.next('released');
+    const coordinator = directCoordinator('worker-b');
+    try {
+      await using b = await LeaseKeeper.acquire(coordinator, {
+        resource: 'streamed',
+        ownerId: 'worker-b',
+        ttlMs: 5_000,
+      });
+      a.send('write s2 late');
+      const refused = await a.next('refused');
+      expect([refused.command, refused.reason, refused.details.fence]).toEqual([
+        'write',
+        'STALE_TOKEN',
+        String(b.token),
+      ]);
+    } finally {
+      coordinator.close();
+    }
+    a.send('read s1');
+    expect((await a.next('read')).payload).toBe('first');
+    a.send('exit');
+    expect((await a.exited).code).toBe(0);
+    const writes = a.events.filter((e) => e.event === 'call' && e.method === 'Write');
+    expect(writes).toHaveLength(4);
+    expect(writes.every((e) => e.event === 'call' && e.streamed === true)).toBe(true);
+  });
+
   it('acquire REQUEST_ID retries an earlier acquisition: the same token, replayed (R1)', async () => {
     const a = await worker('worker-a', ['--commands', '--resource', 'retried']);
     a.send('acquire');

@@ -10,8 +10,12 @@ import type { ListResultsResponse as _fencing_v1_ListResultsResponse, ListResult
 import type { ReadRequest as _fencing_v1_ReadRequest, ReadRequest__Output as _fencing_v1_ReadRequest__Output } from './fencing/v1/ReadRequest.js';
 import type { ReadResponse as _fencing_v1_ReadResponse, ReadResponse__Output as _fencing_v1_ReadResponse__Output } from './fencing/v1/ReadResponse.js';
 import type { SinkClient as _fencing_v1_SinkClient, SinkDefinition as _fencing_v1_SinkDefinition } from './fencing/v1/Sink.js';
+import type { WriteRefusal as _fencing_v1_WriteRefusal, WriteRefusal__Output as _fencing_v1_WriteRefusal__Output } from './fencing/v1/WriteRefusal.js';
 import type { WriteRequest as _fencing_v1_WriteRequest, WriteRequest__Output as _fencing_v1_WriteRequest__Output } from './fencing/v1/WriteRequest.js';
 import type { WriteResponse as _fencing_v1_WriteResponse, WriteResponse__Output as _fencing_v1_WriteResponse__Output } from './fencing/v1/WriteResponse.js';
+import type { WriteStreamRequest as _fencing_v1_WriteStreamRequest, WriteStreamRequest__Output as _fencing_v1_WriteStreamRequest__Output } from './fencing/v1/WriteStreamRequest.js';
+import type { WriteStreamResponse as _fencing_v1_WriteStreamResponse, WriteStreamResponse__Output as _fencing_v1_WriteStreamResponse__Output } from './fencing/v1/WriteStreamResponse.js';
+import type { Any as _google_protobuf_Any, Any__Output as _google_protobuf_Any__Output } from './google/protobuf/Any.js';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
   new(...args: ConstructorParameters<Constructor>): Subtype;
@@ -29,8 +33,16 @@ export interface ProtoGrpcType {
       ReadRequest: MessageTypeDefinition<_fencing_v1_ReadRequest, _fencing_v1_ReadRequest__Output>
       ReadResponse: MessageTypeDefinition<_fencing_v1_ReadResponse, _fencing_v1_ReadResponse__Output>
       Sink: SubtypeConstructor<typeof grpc.Client, _fencing_v1_SinkClient> & { service: _fencing_v1_SinkDefinition }
+      WriteRefusal: MessageTypeDefinition<_fencing_v1_WriteRefusal, _fencing_v1_WriteRefusal__Output>
       WriteRequest: MessageTypeDefinition<_fencing_v1_WriteRequest, _fencing_v1_WriteRequest__Output>
       WriteResponse: MessageTypeDefinition<_fencing_v1_WriteResponse, _fencing_v1_WriteResponse__Output>
+      WriteStreamRequest: MessageTypeDefinition<_fencing_v1_WriteStreamRequest, _fencing_v1_WriteStreamRequest__Output>
+      WriteStreamResponse: MessageTypeDefinition<_fencing_v1_WriteStreamResponse, _fencing_v1_WriteStreamResponse__Output>
+    }
+  }
+  google: {
+    protobuf: {
+      Any: MessageTypeDefinition<_google_protobuf_Any, _google_protobuf_Any__Output>
     }
   }
 }

@@ -7,6 +7,7 @@ import {
   authenticatorFor,
   createLogger,
   DEFAULT_LIMITS,
+  OpenStreams,
   registry,
   routeGrpcLogs,
   runUntilSignal,
@@ -90,6 +91,7 @@ export async function startSink(config: SinkConfig, options: { log?: Logger } & 
   const engine = options.engine?.(store) ?? new SinkEngine(store);
   const authenticator = authenticatorFor(config.auth);
   const limits = { ...DEFAULT_LIMITS, maxPayloadBytes: config.maxPayloadBytes };
+  const streams = new OpenStreams();
   let server: RunningServer | undefined;
   let metricsServer: MetricsEndpoint | undefined;
   try {
@@ -98,7 +100,8 @@ export async function startSink(config: SinkConfig, options: { log?: Logger } & 
       listen: config.listen,
       tls: config.tls,
       definition: fencing.Sink.service,
-      handlers: sinkHandlers(engine, { log, limits }),
+      handlers: sinkHandlers(engine, { log, limits, streams }),
+      streams,
       authenticator,
       // V2: above the payload limit, so an oversize payload reaches
       // validation and is answered INVALID_ARGUMENT naming `payload`; a

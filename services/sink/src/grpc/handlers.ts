@@ -1,7 +1,26 @@
 // Thin gRPC handlers: authorize (A4, via unaryFactory), validate every field
 // (V1/V2) before anything touches state, call the engine, map the outcome.
-import { RequestCheck, unaryFactory, type Limits, type Logger, type Role } from '@fencer/server-kit';
-import type { SinkHandlers } from '@fencer/proto';
+// A Write is one function whether it came as a unary call or as one message
+// of a WriteStream: the same checks, the one commit path (SinkEngine.write
+// and its group commit), the same outcomes and reasons.
+import {
+  RequestCheck,
+  messageStreamFactory,
+  unaryFactory,
+  type CallContext,
+  type Limits,
+  type Logger,
+  type OpenStreams,
+  type Role,
+} from '@fencer/server-kit';
+import {
+  statusMessage,
+  type SinkHandlers,
+  type WriteRequest__Output,
+  type WriteResponse,
+  type WriteStreamRequest__Output,
+  type WriteStreamResponse,
+} from '@fencer/proto';
 import type { SinkApi } from '../core/sink-engine.js';
 import { advanceResponseOrThrow, readResponseOrThrow, rethrowStoreFailure, writeResponseOrThrow } from './status.js';
 
@@ -12,6 +31,7 @@ import { advanceResponseOrThrow, readResponseOrThrow, rethrowStoreFailure, write
 export const SINK_ROLES = Object.freeze({
   AdvanceFence: ['coordinator'],
   Write: ['worker'],
+  WriteStream: ['worker'],
   Read: ['worker', 'admin'],
   GetFence: ['worker', 'admin', 'coordinator'],
   ListResults: ['admin'],
@@ -20,10 +40,29 @@ export const SINK_ROLES = Object.freeze({
 /** ListResults answers at most this many results, so one answer stays small. */
 export const MAX_LIST_RESULTS = 1000;
 
-/** The fencing.v1.Sink implementation over `engine`; `limits` bound ids and payloads (V2). */
-export function sinkHandlers(engine: SinkApi, options: { log: Logger; limits: Limits }): SinkHandlers {
+/**
+ * The fencing.v1.Sink implementation over `engine`; `limits` bound ids and
+ * payloads (V2); `streams` collects open WriteStreams for a stop to wind down.
+ */
+export function sinkHandlers(
+  engine: SinkApi,
+  options: { log: Logger; limits: Limits; streams: OpenStreams },
+): SinkHandlers {
   const { limits } = options;
   const unary = unaryFactory({ service: 'sink', log: options.log });
+  const messageStream = messageStreamFactory({ service: 'sink', log: options.log, streams: options.streams });
+  const write = async (request: WriteRequest__Output, { principal }: CallContext): Promise<WriteResponse> => {
+    const check = new RequestCheck(limits);
+    const resource = check.id('resource', request.resource);
+    const token = check.positive('token', request.token);
+    const resultId = check.id('result_id', request.result_id);
+    const payload = check.payload('payload', request.payload);
+    check.done();
+    const outcome = await engine
+      .write({ resource, token, resultId, payload, writer: principal.identity })
+      .catch(rethrowStoreFailure);
+    return writeResponseOrThrow(outcome, resource);
+  };
   return {
     AdvanceFence: unary('AdvanceFence', SINK_ROLES.AdvanceFence, async (request) => {
       const check = new RequestCheck(limits);
@@ -36,17 +75,21 @@ export function sinkHandlers(engine: SinkApi, options: { log: Logger; limits: Li
       const outcome = await engine.advanceFence({ resource, token, grantId, ownerId }).catch(rethrowStoreFailure);
       return advanceResponseOrThrow(outcome, resource);
     }),
-    Write: unary('Write', SINK_ROLES.Write, async (request, { principal }) => {
-      const check = new RequestCheck(limits);
-      const resource = check.id('resource', request.resource);
-      const token = check.positive('token', request.token);
-      const resultId = check.id('result_id', request.result_id);
-      const payload = check.payload('payload', request.payload);
-      check.done();
-      const outcome = await engine
-        .write({ resource, token, resultId, payload, writer: principal.identity })
-        .catch(rethrowStoreFailure);
-      return writeResponseOrThrow(outcome, resource);
+    Write: unary('Write', SINK_ROLES.Write, write),
+    WriteStream: messageStream<WriteStreamRequest__Output, WriteStreamResponse>('WriteStream', SINK_ROLES.WriteStream, {
+      handle: async (message, context) => {
+        const check = new RequestCheck(limits);
+        const request = check.present('write', message.write);
+        check.done();
+        const { resource, result_id } = request!;
+        return { resource, result_id, written: await write(request!, context) };
+      },
+      // Named as sent, even when invalid: the client matches answers by these.
+      refuse: (message, status) => ({
+        resource: message?.write?.resource ?? '',
+        result_id: message?.write?.result_id ?? '',
+        refused: statusMessage(status),
+      }),
     }),
     Read: unary('Read', SINK_ROLES.Read, async (request) => {
       const check = new RequestCheck(limits);

@@ -12,6 +12,8 @@ import type { ReadRequest as _fencing_v1_ReadRequest, ReadRequest__Output as _fe
 import type { ReadResponse as _fencing_v1_ReadResponse, ReadResponse__Output as _fencing_v1_ReadResponse__Output } from '../../fencing/v1/ReadResponse.js';
 import type { WriteRequest as _fencing_v1_WriteRequest, WriteRequest__Output as _fencing_v1_WriteRequest__Output } from '../../fencing/v1/WriteRequest.js';
 import type { WriteResponse as _fencing_v1_WriteResponse, WriteResponse__Output as _fencing_v1_WriteResponse__Output } from '../../fencing/v1/WriteResponse.js';
+import type { WriteStreamRequest as _fencing_v1_WriteStreamRequest, WriteStreamRequest__Output as _fencing_v1_WriteStreamRequest__Output } from '../../fencing/v1/WriteStreamRequest.js';
+import type { WriteStreamResponse as _fencing_v1_WriteStreamResponse, WriteStreamResponse__Output as _fencing_v1_WriteStreamResponse__Output } from '../../fencing/v1/WriteStreamResponse.js';
 
 export interface SinkClient extends grpc.Client {
   /**
@@ -111,6 +113,43 @@ export interface SinkClient extends grpc.Client {
   write(argument: _fencing_v1_WriteRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_WriteResponse__Output>): grpc.ClientUnaryCall;
   write(argument: _fencing_v1_WriteRequest, callback: grpc.requestCallback<_fencing_v1_WriteResponse__Output>): grpc.ClientUnaryCall;
   
+  /**
+   * This project's extension of the contract (not in the shared
+   * PROTOCOL.md): many Writes on one call, for throughput. Each request
+   * carries one Write, judged exactly as a unary Write (F1–F6, A5, V1–V3:
+   * the same checks, the same commit path, the same reasons) and answered
+   * by one response naming its resource and result_id, once durable.
+   * Answers come as writes are decided, not in the order sent: match them
+   * by (resource, result_id), and send a second write of the same pair only
+   * once the first is answered. A refused message ends nothing: the stream
+   * goes on. The caller is authenticated and its role checked (A4, A6) once,
+   * before any message is read. The stream itself ends with a status only
+   * for what no later message could escape: UNAVAILABLE when the sink's
+   * storage failed or the sink is stopping (unanswered writes may or may not
+   * have landed: retry them, F3), INTERNAL for a bug. A sink stops reading
+   * while 256 messages are unanswered or its answers go unread (V4).
+   */
+  WriteStream(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_fencing_v1_WriteStreamRequest, _fencing_v1_WriteStreamResponse__Output>;
+  WriteStream(options?: grpc.CallOptions): grpc.ClientDuplexStream<_fencing_v1_WriteStreamRequest, _fencing_v1_WriteStreamResponse__Output>;
+  /**
+   * This project's extension of the contract (not in the shared
+   * PROTOCOL.md): many Writes on one call, for throughput. Each request
+   * carries one Write, judged exactly as a unary Write (F1–F6, A5, V1–V3:
+   * the same checks, the same commit path, the same reasons) and answered
+   * by one response naming its resource and result_id, once durable.
+   * Answers come as writes are decided, not in the order sent: match them
+   * by (resource, result_id), and send a second write of the same pair only
+   * once the first is answered. A refused message ends nothing: the stream
+   * goes on. The caller is authenticated and its role checked (A4, A6) once,
+   * before any message is read. The stream itself ends with a status only
+   * for what no later message could escape: UNAVAILABLE when the sink's
+   * storage failed or the sink is stopping (unanswered writes may or may not
+   * have landed: retry them, F3), INTERNAL for a bug. A sink stops reading
+   * while 256 messages are unanswered or its answers go unread (V4).
+   */
+  writeStream(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_fencing_v1_WriteStreamRequest, _fencing_v1_WriteStreamResponse__Output>;
+  writeStream(options?: grpc.CallOptions): grpc.ClientDuplexStream<_fencing_v1_WriteStreamRequest, _fencing_v1_WriteStreamResponse__Output>;
+  
 }
 
 export interface SinkHandlers extends grpc.UntypedServiceImplementation {
@@ -150,6 +189,24 @@ export interface SinkHandlers extends grpc.UntypedServiceImplementation {
    */
   Write: grpc.handleUnaryCall<_fencing_v1_WriteRequest__Output, _fencing_v1_WriteResponse>;
   
+  /**
+   * This project's extension of the contract (not in the shared
+   * PROTOCOL.md): many Writes on one call, for throughput. Each request
+   * carries one Write, judged exactly as a unary Write (F1–F6, A5, V1–V3:
+   * the same checks, the same commit path, the same reasons) and answered
+   * by one response naming its resource and result_id, once durable.
+   * Answers come as writes are decided, not in the order sent: match them
+   * by (resource, result_id), and send a second write of the same pair only
+   * once the first is answered. A refused message ends nothing: the stream
+   * goes on. The caller is authenticated and its role checked (A4, A6) once,
+   * before any message is read. The stream itself ends with a status only
+   * for what no later message could escape: UNAVAILABLE when the sink's
+   * storage failed or the sink is stopping (unanswered writes may or may not
+   * have landed: retry them, F3), INTERNAL for a bug. A sink stops reading
+   * while 256 messages are unanswered or its answers go unread (V4).
+   */
+  WriteStream: grpc.handleBidiStreamingCall<_fencing_v1_WriteStreamRequest__Output, _fencing_v1_WriteStreamResponse>;
+  
 }
 
 export interface SinkDefinition extends grpc.ServiceDefinition {
@@ -158,4 +215,5 @@ export interface SinkDefinition extends grpc.ServiceDefinition {
   ListResults: MethodDefinition<_fencing_v1_ListResultsRequest, _fencing_v1_ListResultsResponse, _fencing_v1_ListResultsRequest__Output, _fencing_v1_ListResultsResponse__Output>
   Read: MethodDefinition<_fencing_v1_ReadRequest, _fencing_v1_ReadResponse, _fencing_v1_ReadRequest__Output, _fencing_v1_ReadResponse__Output>
   Write: MethodDefinition<_fencing_v1_WriteRequest, _fencing_v1_WriteResponse, _fencing_v1_WriteRequest__Output, _fencing_v1_WriteResponse__Output>
+  WriteStream: MethodDefinition<_fencing_v1_WriteStreamRequest, _fencing_v1_WriteStreamResponse, _fencing_v1_WriteStreamRequest__Output, _fencing_v1_WriteStreamResponse__Output>
 }

@@ -1,0 +1,17 @@
+// Original file: fencing/v1/sink.proto
+
+import type { WriteRequest as _fencing_v1_WriteRequest, WriteRequest__Output as _fencing_v1_WriteRequest__Output } from '../../fencing/v1/WriteRequest.js';
+
+export interface WriteStreamRequest {
+  /**
+   * One Write; a message without it is refused INVALID_ARGUMENT naming `write`.
+   */
+  'write'?: (_fencing_v1_WriteRequest | null);
+}
+
+export interface WriteStreamRequest__Output {
+  /**
+   * One Write; a message without it is refused INVALID_ARGUMENT naming `write`.
+   */
+  'write': (_fencing_v1_WriteRequest__Output | null);
+}
