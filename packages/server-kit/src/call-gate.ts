@@ -18,6 +18,15 @@
 // calls startRead(). grpc-js then drains the stream into a 'data' handler
 // that drops every frame of an ended call (checkCancelled) unread.
 //
+// V4: the gate also bounds the protocol calls open at once on one
+// connection, answering the next RESOURCE_EXHAUSTED TOO_MANY_STREAMS before
+// its credentials are even looked at. HTTP/2's own stream bound
+// (connection-limits.ts) sits above it as the backstop for streams the gate
+// never sees (health watches) and refuses with a bare REFUSED_STREAM, which
+// no client can tell from a network failure. A call leaves the count when
+// grpc-js reports it over (onCancel: it fires once for every end, a sent
+// status, a client's cancel, a reset or a lost connection).
+//
 // A stream of requests (WriteStream) is not ended by one malformed message:
 // gRPC's own framing is intact, so the next message can still be read. The
 // gate hands the handler a MalformedMessage in its place, which the handler
@@ -25,7 +34,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { descriptors } from '@fencer/proto';
 import { rememberPrincipal, type Authenticator, type Principal } from './auth.js';
-import type { Logger } from './log.js';
+import { RepeatLimiter, type Logger } from './log.js';
 import { requestsRead, rpcCalls } from './metrics.js';
 import { toStatus } from './unary.js';
 import { Failure } from './failure.js';
@@ -57,16 +66,22 @@ export interface CallGate {
  * of its type (else INVALID_ARGUMENT, MALFORMED_MESSAGE) before proto-loader's
  * decoder turns it into the object handlers get (a streaming method gets a
  * MalformedMessage instead, and the stream goes on). Refusals count like any
- * other call. Calls of other services (health, reflection) pass untouched:
- * load balancers and tools call them without credentials.
+ * other call. At most `maxCallsPerConnection` calls of the service are open
+ * at once on one connection (V4). Calls of other services (health,
+ * reflection) pass untouched: load balancers and tools call them without
+ * credentials.
  */
 export function callGate(options: {
   serviceName: string;
   definition: grpc.ServiceDefinition;
   authenticator: Authenticator;
+  maxCallsPerConnection: number;
   log: Logger;
 }): CallGate {
   const { serviceName, authenticator, log } = options;
+  const open = new CallsPerConnection(options.maxCallsPerConnection);
+  // V4: one warning per offending client host and minute, whatever it sends.
+  const offenders = new RepeatLimiter({ windowMs: 60_000, maxKeysPerWindow: 20 });
   const service = descriptors.getService(serviceName);
   if (!service) throw new Error(`no descriptor for ${serviceName}`);
   const decoders = new Map(
@@ -89,10 +104,17 @@ export function callGate(options: {
     const decoder = decoders.get(methodDescriptor.path);
     if (!decoder) return new grpc.ServerInterceptingCall(call);
     const method = methodDescriptor.path.slice(prefix.length);
+    const connection = call.getPeer();
+    let counted = false;
     const gated: grpc.ServerInterceptingCall = new grpc.ServerInterceptingCall(call, {
       start: (next) =>
         next({
           onReceiveMetadata: (metadata, pass) => {
+            if (!open.enter(connection)) {
+              tooManyStreams(connection, method);
+              return;
+            }
+            counted = true;
             let principal: Principal;
             try {
               principal = authenticator.authenticate(metadata, call.getAuthContext());
@@ -116,6 +138,10 @@ export function callGate(options: {
             }
             pass(request);
           },
+          onCancel: () => {
+            if (counted) open.leave(connection);
+            counted = false;
+          },
         }),
     });
     const refuse = (error: unknown): void => {
@@ -123,7 +149,45 @@ export function callGate(options: {
       rpcCalls.inc({ service: label, method, code: grpc.status[code] });
       gated.sendStatus({ code, details, metadata });
     };
+    const tooManyStreams = (peer: string, method: string): void => {
+      const host = peer.slice(0, peer.lastIndexOf(':'));
+      const admitted = offenders.admit(host);
+      if (admitted.log) {
+        log.warn(
+          { peer, method, reason: 'TOO_MANY_STREAMS', limit: open.limit, heldBack: admitted.heldBack },
+          'a connection opened more calls at once than allowed; refusing the excess (V4)',
+        );
+      }
+      refuse(
+        new Failure(
+          'TOO_MANY_STREAMS',
+          `this connection already has ${open.limit} calls open; wait for one to end (V4)`,
+          { limit: String(open.limit) },
+        ),
+      );
+    };
     return gated;
   };
   return { interceptor, definition };
+}
+
+/** Calls open per connection (grpc-js peer address), bounded; a connection with none takes no memory. */
+class CallsPerConnection {
+  readonly #open = new Map<string, number>();
+
+  constructor(readonly limit: number) {}
+
+  /** Counts a call in, unless `connection` already has `limit` open. */
+  enter(connection: string): boolean {
+    const count = this.#open.get(connection) ?? 0;
+    if (count >= this.limit) return false;
+    this.#open.set(connection, count + 1);
+    return true;
+  }
+
+  leave(connection: string): void {
+    const count = (this.#open.get(connection) ?? 1) - 1;
+    if (count > 0) this.#open.set(connection, count);
+    else this.#open.delete(connection);
+  }
 }

@@ -1,16 +1,23 @@
-// V4 at the connection level, for both servers: how many streams one
+// V4 at the connection level, for both servers: how many calls one
 // connection may hold open, how much it may make the server buffer for it,
-// and how long a connection that is silent, idle or stuck may live. All are
-// enforced by grpc-js and Node's HTTP/2 (nghttp2), below any handler: a
-// stream past a bound is refused (REFUSED_STREAM, or ENHANCE_YOUR_CALM past
-// the memory bound) before a call exists, so no gRPC status can carry it.
+// and how long a connection that is silent, idle or stuck may live. The call
+// bound is the call gate's (RESOURCE_EXHAUSTED TOO_MANY_STREAMS, a status
+// any client can act on); everything else is enforced by grpc-js and Node's
+// HTTP/2 (nghttp2), below any handler: a stream past a bound is refused
+// (REFUSED_STREAM, or ENHANCE_YOUR_CALM past the memory bound) before a
+// call exists, so no gRPC status can carry it.
 import { InvalidArgumentError, Option } from 'commander';
 import type { ServerOptions } from '@grpc/grpc-js';
 import { positiveInteger } from './cli-options.js';
 
 /** The per-connection bounds of a server; each has a `--max-...`-style flag. */
 export interface ConnectionLimits {
-  /** HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS: streams (calls) open at once on one connection. */
+  /**
+   * Protocol calls open at once on one connection; the next is refused
+   * TOO_MANY_STREAMS by the call gate. HTTP/2 (SETTINGS_MAX_CONCURRENT_STREAMS)
+   * refuses streams past twice this: room for the gate's refusals and for
+   * health and reflection calls, which the gate does not count.
+   */
   readonly maxConcurrentStreams: number;
   /**
    * What one connection may make the server hold, in MiB: responses its
@@ -30,12 +37,13 @@ export interface ConnectionLimits {
 }
 
 /**
- * Far above what an honest client needs (grpc-js clients queue calls past
- * the stream bound, they do not fail), low enough that 1,500 unread 1 MiB
+ * Far above what an honest client has in flight on one connection (grpc-js
+ * multiplexes all of a client's calls on one), while what those calls may
+ * make the server hold is bounded by the session memory: 1,500 unread 1 MiB
  * responses on one connection cost 64 MiB, not 1.5 GB.
  */
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = Object.freeze({
-  maxConcurrentStreams: 100,
+  maxConcurrentStreams: 1_000,
   maxSessionMemoryMib: 64,
   maxConnectionIdleMs: 300_000,
   keepaliveMs: 30_000,
@@ -48,7 +56,11 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = Object.freeze({
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 const FLAGS: readonly { key: keyof ConnectionLimits; flag: string; what: string }[] = [
-  { key: 'maxConcurrentStreams', flag: 'max-concurrent-streams', what: 'streams open at once per connection (V4)' },
+  {
+    key: 'maxConcurrentStreams',
+    flag: 'max-concurrent-streams',
+    what: 'calls open at once per connection; the next gets RESOURCE_EXHAUSTED TOO_MANY_STREAMS, and HTTP/2 refuses streams past twice this (V4)',
+  },
   {
     key: 'maxSessionMemoryMib',
     flag: 'max-session-memory-mib',
@@ -97,7 +109,7 @@ export function connectionLimits(options: Partial<Record<keyof ConnectionLimits,
 /** grpc-js server options that enforce `limits`. */
 export function grpcServerOptions(limits: ConnectionLimits): ServerOptions {
   return {
-    'grpc.max_concurrent_streams': limits.maxConcurrentStreams,
+    'grpc.max_concurrent_streams': 2 * limits.maxConcurrentStreams,
     'grpc-node.max_session_memory': limits.maxSessionMemoryMib,
     'grpc.max_connection_idle_ms': limits.maxConnectionIdleMs,
     'grpc.keepalive_time_ms': limits.keepaliveMs,

@@ -67,10 +67,11 @@ export interface RunningServer {
  */
 export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> {
   const { host } = listenAddress('listen', spec.listen);
-  const gate = callGate(spec);
+  const limits = spec.connectionLimits ?? DEFAULT_CONNECTION_LIMITS;
+  const gate = callGate({ ...spec, maxCallsPerConnection: limits.maxConcurrentStreams });
   const server = new grpc.Server({
     'grpc.max_receive_message_length': spec.maxReceiveMessageBytes,
-    ...grpcServerOptions(spec.connectionLimits ?? DEFAULT_CONNECTION_LIMITS),
+    ...grpcServerOptions(limits),
     interceptors: [gate.interceptor],
   });
   server.addService(gate.definition, spec.handlers);

@@ -64,7 +64,7 @@ describe('coordinator configuration', () => {
         maxIdleResources: 10_000,
       },
       connectionLimits: {
-        maxConcurrentStreams: 100,
+        maxConcurrentStreams: 1_000,
         maxSessionMemoryMib: 64,
         maxConnectionIdleMs: 300_000,
         keepaliveMs: 30_000,

@@ -88,7 +88,7 @@ describe('sink flags', () => {
       maxPayloadBytes: 1024 * 1024,
       metrics: undefined,
       connectionLimits: {
-        maxConcurrentStreams: 100,
+        maxConcurrentStreams: 1_000,
         maxSessionMemoryMib: 64,
         maxConnectionIdleMs: 300_000,
         keepaliveMs: 30_000,

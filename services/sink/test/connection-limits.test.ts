@@ -4,12 +4,13 @@
 // sockets that never send the HTTP/2 preface, connections left idle. Each
 // assertion is a refusal or a close the server makes, never a duration.
 import http2 from 'node:http2';
+import * as grpc from '@grpc/grpc-js';
 import net from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFencer, stopFencer, tempDir, sinkCalls, type FencerProcess } from '@fencer/testkit';
 
-const { NGHTTP2_REFUSED_STREAM, NGHTTP2_ENHANCE_YOUR_CALM } = http2.constants;
+const { NGHTTP2_ENHANCE_YOUR_CALM } = http2.constants;
 
 let dir: ReturnType<typeof tempDir>;
 const children: FencerProcess[] = [];
@@ -75,22 +76,43 @@ const closedByServer = (socket: net.Socket) =>
   });
 
 describe('V4: streams per connection are bounded', () => {
-  it('refuses the stream past --max-concurrent-streams (REFUSED_STREAM) while a well-behaved client is still answered', async () => {
+  it('answers the call past --max-concurrent-streams RESOURCE_EXHAUSTED TOO_MANY_STREAMS, logs it once, and counts ended calls out', async () => {
     const sink = await startSink('streams', ['--max-concurrent-streams', '4']);
-    // Told nothing yet of the server's SETTINGS, this client sends 5 streams at once, and leaves each half-sent.
-    const session = http2.connect(`http://${sink.address}`, { peerMaxConcurrentStreams: 1_000 });
-    const streams = Array.from({ length: 5 }, () => unreadStream(session, 'GetFence'));
-    const refused = await Promise.any(
-      streams.map(async (s) => ((await rstCodeOf(s)) === NGHTTP2_REFUSED_STREAM ? s : Promise.reject(new Error()))),
-    );
-    expect(streams.indexOf(refused)).toBe(4);
-    expect(session.remoteSettings.maxConcurrentStreams).toBe(4);
-    expect(streams.slice(0, 4).every((s) => !s.closed)).toBe(true);
-
+    const session = http2.connect(`http://${sink.address}`);
+    session.on('error', () => undefined);
+    await new Promise((resolve) => session.once('remoteSettings', resolve));
+    // HTTP/2's own bound is the backstop, above the gate's.
+    expect(session.remoteSettings.maxConcurrentStreams).toBe(8);
+    // Four calls held open (half-sent), then two more on the same connection.
+    const held = Array.from({ length: 4 }, () => unreadStream(session, 'GetFence'));
+    const excess = [unreadStream(session, 'GetFence'), unreadStream(session, 'Write')];
+    for (const stream of excess) {
+      const headers = await new Promise<http2.IncomingHttpHeaders>((resolve) => stream.once('response', resolve));
+      expect([headers['grpc-status'], headers['fencing-reason']]).toEqual([
+        String(grpc.status.RESOURCE_EXHAUSTED),
+        'TOO_MANY_STREAMS',
+      ]);
+    }
+    expect(held.every((s) => !s.closed)).toBe(true);
+    // Another connection is not affected.
     const other = sinkCalls(sink.address);
     expect(await other.getFence('any')).toEqual({ fence: '0' });
     other.close();
+    // Held calls that end (a reset, a finished call) leave the count: four more fit again.
+    await Promise.all(held.map((s) => (s.close(http2.constants.NGHTTP2_CANCEL), rstCodeOf(s))));
+    const again = Array.from({ length: 4 }, () => unreadStream(session, 'GetFence', readRequestFrame('x', 'y')));
+    const answered = await Promise.all(
+      again.map((s) => new Promise<http2.IncomingHttpHeaders>((resolve) => s.once('response', resolve))),
+    );
+    expect(answered.map((h) => h['fencing-reason'])).toEqual([undefined, undefined, undefined, undefined]);
     session.destroy();
+    // One warning for the offender, not one per refused call.
+    const warnings = sink
+      .stderr()
+      .split('\n')
+      .filter((line) => line.includes('"TOO_MANY_STREAMS"'));
+    expect(warnings).toHaveLength(1);
+    expect(JSON.parse(warnings[0]!)).toMatchObject({ level: 40, limit: 4, reason: 'TOO_MANY_STREAMS' });
   });
 
   it('refuses new streams (ENHANCE_YOUR_CALM) once unread 1 MiB responses pass --max-session-memory-mib, while another client still reads', async () => {
