@@ -75,7 +75,7 @@ const FLAGS: readonly { key: keyof ConnectionLimits; flag: string; what: string 
   {
     key: 'keepaliveTimeoutMs',
     flag: 'keepalive-timeout-ms',
-    what: 'close a connection whose peer does not answer a ping within this, e.g. one that never sent the HTTP/2 preface (V4)',
+    what: 'close a connection whose peer does not answer a ping within this, e.g. one that never sent the HTTP/2 preface; a TLS handshake must finish within keepalive-ms + this (V4)',
   },
   {
     key: 'maxConnectionAgeMs',

@@ -105,8 +105,11 @@ export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> 
   let port: number;
   try {
     port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(spec.listen, serverCredentials(spec.tls ?? null), (error, bound) =>
-        error ? reject(error) : resolve(bound),
+      server.bindAsync(
+        spec.listen,
+        // The same bound as a plaintext socket that never sends the preface: one ping, unanswered.
+        serverCredentials(spec.tls ?? null, limits.keepaliveMs + limits.keepaliveTimeoutMs),
+        (error, bound) => (error ? reject(error) : resolve(bound)),
       ),
     );
   } catch (error) {
@@ -147,11 +150,32 @@ export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> 
  * certificate that CA signed (unexpired): such a caller never reaches a
  * handler, so the certificate a handler sees has been verified.
  */
-function serverCredentials(tls: ServerTls | null): grpc.ServerCredentials {
-  if (!tls) return grpc.ServerCredentials.createInsecure();
-  return grpc.ServerCredentials.createSsl(
-    tls.clientCa,
-    [{ cert_chain: tls.cert, private_key: tls.key }],
-    tls.clientCa !== null,
-  );
+function serverCredentials(tls: ServerTls | null, handshakeTimeoutMs: number): grpc.ServerCredentials {
+  return tls ? new BoundedTlsCredentials(tls, handshakeTimeoutMs) : grpc.ServerCredentials.createInsecure();
+}
+
+/**
+ * grpc-js's createSsl with a bound on the TLS handshake (V4): grpc-js hands
+ * these constructor options to Node's http2.createSecureServer, whose
+ * default handshakeTimeout lets a socket that never finishes its handshake
+ * hold a descriptor for 120 s. Before the handshake there is no HTTP/2
+ * session, so the keepalive pings that close a silent plaintext socket
+ * cannot reach it.
+ */
+class BoundedTlsCredentials extends grpc.ServerCredentials {
+  constructor(tls: ServerTls, handshakeTimeoutMs: number) {
+    super(
+      {
+        requestCert: tls.clientCa !== null,
+        handshakeTimeout: handshakeTimeoutMs,
+        // grpc-js's own default for createSsl: the operator's cipher list, if any.
+        ...(process.env.GRPC_SSL_CIPHER_SUITES ? { ciphers: process.env.GRPC_SSL_CIPHER_SUITES } : {}),
+      },
+      { ...(tls.clientCa ? { ca: tls.clientCa } : {}), cert: tls.cert, key: tls.key },
+    );
+  }
+
+  _equals(other: grpc.ServerCredentials): boolean {
+    return other === this;
+  }
 }

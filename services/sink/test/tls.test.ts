@@ -4,6 +4,7 @@
 // date; a verified certificate whose CN is a credentials identity stands in
 // for a bearer token (A2), and a bearer token still wins.
 import { writeFileSync } from 'node:fs';
+import net from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -166,5 +167,33 @@ describe('bad TLS flags', () => {
       1,
       'error: --tls-ca needs --tls-cert and --tls-key: client certificates are asked for only over TLS',
     ]);
+  });
+});
+
+describe('V4: a TLS handshake is bounded', () => {
+  it('closes sockets that never finish the handshake (silent, half a ClientHello) after keepalive-ms + timeout', async () => {
+    const server = ca.issueServer();
+    const sink = await startFencer([
+      'sink',
+      ...['--insecure', '--listen', '127.0.0.1:0', '--data', join(dir.path, fresh('handshake'))],
+      ...['--tls-cert', server.cert, '--tls-key', server.key],
+      ...['--keepalive-ms', '200', '--keepalive-timeout-ms', '200'],
+    ]);
+    try {
+      const [host, port] = [sink.address.split(':')[0]!, Number(sink.address.split(':')[1])];
+      const closedByServer = (socket: net.Socket) =>
+        new Promise<void>((resolve) => {
+          socket.on('error', () => undefined);
+          socket.resume(); // read, so the server's FIN is seen
+          socket.once('close', () => resolve());
+        });
+      const silent = net.connect(port, host);
+      // A TLS record header announcing 512 bytes of handshake, and only 5 of them.
+      const half = net.connect(port, host, () => half.write(Buffer.from([22, 3, 1, 2, 0, 1, 0, 1, 252, 3])));
+      // Node's default would hold both for 120 s, past this test's timeout.
+      await Promise.all([closedByServer(silent), closedByServer(half)]);
+    } finally {
+      await stopFencer(sink);
+    }
   });
 });
