@@ -4,7 +4,11 @@
 // incarnation, TTLs out of range) next to good ones, uint64 max included.
 // Each is refused INVALID_ARGUMENT naming a bad field (V1, V2), no process
 // crashes, and nothing changes: the known state is intact afterwards and no
-// generated resource gained a fence or a lease.
+// generated resource gained a fence or a lease. Then raw bytes, sent as they
+// are (V3): well-framed fields followed by a corruption (a truncated field,
+// a string sent as a varint, field number 0, an invalid wire type, invalid
+// UTF-8) are refused MALFORMED_MESSAGE by every RPC, and arbitrary bytes
+// are always answered, a refusal always with a reason.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentialToken, type Cluster } from '@fencer/supervisor';
@@ -13,6 +17,7 @@ import {
   CODE,
   coordinatorClient,
   healthStatus,
+  rawUnaryCall,
   sinkClient,
   startTestCluster,
   type Result,
@@ -33,7 +38,7 @@ let cluster: Cluster;
 let stopCluster: () => Promise<void>;
 let sink: SinkClient;
 let coordinator: CoordinatorClient;
-const token = { worker: '', coordinator: '' };
+const token = { worker: '', coordinator: '', admin: '' };
 const touched = new Set<string>();
 
 beforeAll(async () => {
@@ -42,6 +47,7 @@ beforeAll(async () => {
   coordinator = coordinatorClient(cluster.coordinator.ready.address);
   token.worker = credentialToken(cluster.credentials!.credentialsFile, { identity: 'worker-a' });
   token.coordinator = credentialToken(cluster.credentials!.credentialsFile, { role: 'coordinator' });
+  token.admin = credentialToken(cluster.credentials!.credentialsFile, { role: 'admin' });
   // Known state that no refused request may change.
   expect((await call(coordinator, coordinator.Acquire, acquireOf('known'), token.worker)).ok).toBe(true);
   const write = { resource: 'known', token: '1', result_id: 'kept', payload: Buffer.from('kept') };
@@ -199,6 +205,98 @@ describe('hostile requests (V1, V2) against running servers', () => {
       ),
       { numRuns: 30 },
     );
+  });
+
+  describe('raw bytes (V3)', () => {
+    /** Every unary RPC of both services, with a caller of the role it needs (A4), so only the bytes are wrong. */
+    const methods = () => [
+      ...['Write', 'Read', 'GetFence'].map((m) => ({
+        service: 'sink',
+        path: `/fencing.v1.Sink/${m}`,
+        as: token.worker,
+      })),
+      { service: 'sink', path: '/fencing.v1.Sink/AdvanceFence', as: token.coordinator },
+      { service: 'sink', path: '/fencing.v1.Sink/ListResults', as: token.admin },
+      ...['Acquire', 'Renew', 'Release', 'Describe'].map((m) => ({
+        service: 'coordinator',
+        path: `/fencing.v1.Coordinator/${m}`,
+        as: token.worker,
+      })),
+      { service: 'coordinator', path: '/fencing.v1.Coordinator/ForceRelease', as: token.admin },
+    ];
+    const send = (method: ReturnType<typeof methods>[number], bytes: Uint8Array) =>
+      rawUnaryCall(
+        cluster[method.service as 'sink' | 'coordinator'].ready.address,
+        method.path,
+        { bytes: Buffer.from(bytes) },
+        { authorization: `Bearer ${method.as}` },
+      );
+
+    const varint = (value: bigint) => {
+      const bytes: number[] = [];
+      for (; value > 0x7fn; value >>= 7n) bytes.push(Number(value & 0x7fn) | 0x80);
+      return [...bytes, Number(value)];
+    };
+    const tag = (field: number, wireType: number) => varint(BigInt((field << 3) | wireType));
+    /** A well-framed field of any number and wire type; it may still not fit its field's type. */
+    const framedField = fc.oneof(
+      fc
+        .tuple(fc.integer({ min: 1, max: 40 }), fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }))
+        .map(([n, v]) => [...tag(n, 0), ...varint(v)]),
+      fc
+        .tuple(fc.integer({ min: 1, max: 40 }), fc.uint8Array({ maxLength: 24 }))
+        .map(([n, b]) => [...tag(n, 2), ...varint(BigInt(b.length)), ...b]),
+      fc
+        .tuple(fc.integer({ min: 1, max: 40 }), fc.uint8Array({ minLength: 4, maxLength: 4 }))
+        .map(([n, b]) => [...tag(n, 5), ...b]),
+    );
+    /** What no valid encoding contains, placed where a field starts. Field 1 is a string in every request. */
+    const corruption = fc.oneof(
+      fc
+        .tuple(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 200 }))
+        .chain(([n, declared]) =>
+          fc.uint8Array({ maxLength: declared - 1 }).map((b) => [...tag(n, 2), ...varint(BigInt(declared)), ...b]),
+        ), // truncated: fewer bytes than declared
+      fc.bigInt({ min: 0n, max: 1000n }).map((v) => [...tag(1, 0), ...varint(v)]), // a string sent as a varint
+      fc.constantFrom(0, 2).map((wireType) => [...tag(0, wireType), 1, 0x61]), // field number 0
+      fc.constantFrom(6, 7).map((wireType) => [...tag(1, wireType), 0]), // no such wire type
+      fc
+        .constantFrom([0xff], [0xc0, 0x80], [0xed, 0xa0, 0x80])
+        .map((bad) => [...tag(1, 2), bad.length + 1, 0x61, ...bad]),
+      fc.constant([0x80]), // a varint tag cut short
+    );
+
+    it('well-framed fields then a corruption: INVALID_ARGUMENT, MALFORMED_MESSAGE, from every RPC', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom(...methods()),
+          fc.array(framedField, { maxLength: 4 }),
+          corruption,
+          async (method, fields, bad) => {
+            const result = await send(method, Uint8Array.from([...fields.flat(), ...bad]));
+            if (result.ok) throw new Error(`${method.path} accepted a malformed request`);
+            expect([result.failure.code, result.failure.reason], method.path).toEqual([
+              CODE.INVALID_ARGUMENT,
+              'MALFORMED_MESSAGE',
+            ]);
+          },
+        ),
+        { numRuns: 200 },
+      );
+    });
+
+    it('arbitrary bytes: always answered, and a refusal always carries a reason', async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom(...methods()), fc.uint8Array({ maxLength: 96 }), async (method, bytes) => {
+          const result = await send(method, bytes);
+          if (!result.ok) {
+            expect(result.failure.reason, `${method.path} ${Buffer.from(bytes).toString('hex')}`).not.toBe('');
+            expect([CODE.INTERNAL, CODE.UNKNOWN]).not.toContain(result.failure.code);
+          }
+        }),
+        { numRuns: 200 },
+      );
+    });
   });
 
   it('afterwards both servers serve, the known state is intact, and no generated resource was touched', async () => {
