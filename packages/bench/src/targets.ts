@@ -24,6 +24,8 @@ export const BENCH_WORKER = 'worker-a';
 const STOP_GRACE_MS = 5_000;
 /** The bench owner's Acquire rate limit: far above what two cores can do. */
 const BENCH_ACQUIRES_PER_SECOND = 1_000_000;
+/** The bench's request-record quotas: above what a run of any length on two cores grants. */
+const BENCH_REQUEST_RECORDS = 100_000_000;
 
 /** The running processes and places a run's cases use. */
 export interface Targets {
@@ -89,9 +91,15 @@ export async function startTargets(data: string, signal: AbortSignal): Promise<S
           // Every slot of every case acquires as the one bench owner: V4's
           // per-owner Acquire rate (100/s, burst 100) would refuse the leases
           // of the second 64-slot case and cap Acquire+Release at 100/s,
-          // measuring the guard instead of the Acquire path.
+          // measuring the guard instead of the Acquire path. Likewise the
+          // request records (R3, kept for their TTL): a full run's tens of
+          // thousands of cycles would hit the per-owner quota mid-case.
           '--max-acquires-per-second',
           String(BENCH_ACQUIRES_PER_SECOND),
+          '--max-records-per-owner',
+          String(BENCH_REQUEST_RECORDS),
+          '--max-request-records',
+          String(BENCH_REQUEST_RECORDS),
         ],
         join(logs, 'coordinator.log'),
         signal,

@@ -47,7 +47,7 @@ describe('LevelStore under kill -9', () => {
     const store = await LevelStore.open(data);
     try {
       const state = await store.load();
-      expect(state.counters.get('r')).toBe(50n);
+      expect(state.counters.get('r')).toBeGreaterThanOrEqual(50n); // one block covers all 50 (level-store.ts)
       expect(state.grants).toEqual([
         { resource: 'r', ownerId: 'w50', incarnation: 1n, token: 50n, ttlMs: 1000, ended: null },
       ]);

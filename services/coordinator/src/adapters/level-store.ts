@@ -1,6 +1,19 @@
 // The LevelDB LeaseStore: one sublevel per kind of key. Reservations, grants
 // and TTL changes are synced before they resolve (L3, L6, L4/L7); release and
 // fence updates and request collection are not (see LeaseStore for why that is safe).
+//
+// Tokens are reserved in blocks (issue 11: an Acquire costs one synced write
+// here, its grant record, not two). Reserving token t when the stored
+// counter is below t stores t + RESERVATION_BLOCK − 1, synced; reserving any
+// token up to that ceiling then finds it already reserved and writes
+// nothing. This keeps L3 step 1 word for word — the token is reserved
+// durably before the sink sees it — because the stored counter is only ever
+// written synced and LevelDB makes a synced write readable only once its
+// log is synced: a ceiling that can be read is durable. After a restart (or
+// an eviction, which reads the resource back) the core resumes above the
+// ceiling, so tokens still only grow (L6); the rest of a block is burned, a
+// gap like that of a failed grant. Near 2^64−1 a block would pass the
+// maximum, so exactly the token is reserved, and T1's edge stays where it was.
 import type { Level } from 'level';
 import { openLevelDb, type RepairOptions } from '@fencer/server-kit';
 import type { LeaseStore, StoredResource, StoredState } from '../core/store.js';
@@ -9,6 +22,15 @@ import type { Grant, RequestRecord } from '../core/model.js';
 const sublevel = (db: Level<string, string>, name: string) =>
   db.sublevel<string, string>(name, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
 type Sub = ReturnType<typeof sublevel>;
+// The counters keyed by their UTF-8 bytes, for getSync: classic-level 3.0.0's
+// getSync misses a long non-ASCII utf8 key that was read before it was stored
+// (the sink's store contract pins the case).
+const bufferKeyed = (db: Level<string, string>, name: string) =>
+  db.sublevel<Buffer, string>(name, { keyEncoding: 'buffer', valueEncoding: 'utf8' });
+
+/** Tokens one synced reservation covers (see the top of this file). */
+export const RESERVATION_BLOCK = 1_000n;
+const MAX_TOKEN = 2n ** 64n - 1n;
 
 /** JSON shapes on disk: bigints as decimal strings, so no precision is lost. */
 interface GrantJson {
@@ -39,10 +61,15 @@ export class LevelStore implements LeaseStore {
   readonly #counters: Sub;
   readonly #grants: Sub;
   readonly #requests: Sub;
+  readonly #counterReads: ReturnType<typeof bufferKeyed>;
 
-  /** Wraps a Level database with utf8 keys and values; `open` is the way in, tests use this to watch its writes. */
+  /**
+   * Wraps an open Level database with utf8 keys and values; `open` is the
+   * way in, tests use this to watch its writes. `ready` must settle before use.
+   */
   constructor(private readonly db: Level<string, string>) {
     this.#counters = sublevel(db, 'counter');
+    this.#counterReads = bufferKeyed(db, 'counter');
     this.#grants = sublevel(db, 'grant');
     this.#requests = sublevel(db, 'request');
   }
@@ -52,9 +79,16 @@ export class LevelStore implements LeaseStore {
    * reason (see openLevelDb; a damaged directory only opens with `repair`).
    */
   static async open(dir: string, options: RepairOptions = {}): Promise<LevelStore> {
-    return new LevelStore(
+    const store = new LevelStore(
       await openLevelDb<string>(dir, { service: 'coordinator', format: FORMAT, valueEncoding: 'utf8', ...options }),
     );
+    await store.ready();
+    return store;
+  }
+
+  /** Opens the sublevels: synchronous reads need them open. */
+  async ready(): Promise<void> {
+    await this.#counterReads.open();
   }
 
   async load(): Promise<StoredState> {
@@ -79,8 +113,11 @@ export class LevelStore implements LeaseStore {
     };
   }
 
-  reserveToken(resource: string, token: bigint): Promise<void> {
-    return this.db.batch([{ type: 'put', sublevel: this.#counters, key: resource, value: token.toString() }], SYNCED);
+  async reserveToken(resource: string, token: bigint): Promise<void> {
+    const stored = this.#counterReads.getSync(Buffer.from(resource, 'utf8'));
+    if (stored !== undefined && BigInt(stored) >= token) return; // durably reserved already
+    const ceiling = token <= MAX_TOKEN - RESERVATION_BLOCK + 1n ? token + RESERVATION_BLOCK - 1n : token;
+    await this.db.batch([{ type: 'put', sublevel: this.#counters, key: resource, value: ceiling.toString() }], SYNCED);
   }
 
   recordGrant(grant: Grant, request: RequestRecord): Promise<void> {

@@ -89,12 +89,9 @@ describe.each(harnesses)('LeaseStore contract: %s', (_name, make) => {
     await store.reserveToken('r', 2n);
     await store.reserveToken('big', MAX_U64);
     const state = await (await reopen()).load();
-    expect(state.counters).toEqual(
-      new Map([
-        ['r', 2n],
-        ['big', MAX_U64],
-      ]),
-    );
+    // At or above what was reserved (a store may reserve a block), never past uint64 (T1).
+    expect(state.counters.get('r')).toBeGreaterThanOrEqual(2n);
+    expect(state.counters.get('big')).toBe(MAX_U64);
   });
 
   it('records a grant with its request record, and keeps both across reopen (L3 step 3, R1)', async () => {
@@ -159,9 +156,16 @@ describe.each(harnesses)('LeaseStore contract: %s', (_name, make) => {
     await store.changeTtl(grant({ token: 7n, incarnation: MAX_U64, ttlMs: 9_000 }));
     // Not synced, and still what the next read must see.
     await store.endGrant(grant({ token: 7n, incarnation: MAX_U64, ttlMs: 9_000, ended: 'released' }));
+    // Counters as load reads them: at or above what was reserved (a store may reserve a block).
+    const { counters } = await store.load();
+    expect(counters.get('r')).toBeGreaterThanOrEqual(7n);
+    expect(counters.get('burned')).toBeGreaterThanOrEqual(4n);
     const expected = {
-      r: { counter: 7n, grant: grant({ token: 7n, incarnation: MAX_U64, ttlMs: 9_000, ended: 'released' }) },
-      burned: { counter: 4n, grant: null },
+      r: {
+        counter: counters.get('r'),
+        grant: grant({ token: 7n, incarnation: MAX_U64, ttlMs: 9_000, ended: 'released' }),
+      },
+      burned: { counter: counters.get('burned'), grant: null },
       never: undefined,
     };
     const readAll = async (reader: LeaseStore) =>
@@ -181,7 +185,7 @@ describe.each(harnesses)('LeaseStore contract: %s', (_name, make) => {
       record({ requestId: `${resource}#req`, resource, token: 3n }),
     );
     const state = await (await reopen()).load();
-    expect(state.counters.get(resource)).toBe(3n);
+    expect(state.counters.get(resource)).toBeGreaterThanOrEqual(3n);
     expect(state.grants[0]?.resource).toBe(resource);
     expect(state.requests[0]?.requestId).toBe(`${resource}#req`);
   });

@@ -7,7 +7,7 @@ import type { Grant, RequestRecord } from './model.js';
 
 /** Everything a store holds, as read once at start-up. */
 export interface StoredState {
-  /** Highest token ever reserved per resource (L6); never lower than any granted token. */
+  /** Per resource, at or above the highest token ever reserved (L6); never lower than any granted token. */
   readonly counters: ReadonlyMap<string, bigint>;
   /** The latest grant per resource, released/fenced or not. */
   readonly grants: readonly Grant[];
@@ -40,7 +40,12 @@ export interface LeaseStore {
    * undefined if neither was ever stored. Sees every write that has resolved.
    */
   loadResource(resource: string): Promise<StoredResource | undefined>;
-  /** Durable: sets the resource's counter to `token` (L3 step 1, L6). Callers only ever raise it. */
+  /**
+   * Durable: once it resolves, the resource's counter is at least `token`
+   * (L3 step 1, L6). A store may reserve more than asked (a block, so most
+   * reservations write nothing); the counter it loads back is then above
+   * every token reserved, never below. Callers only ever raise it.
+   */
   reserveToken(resource: string, token: bigint): Promise<void>;
   /** Durable, one atomic batch: the grant becomes the resource's latest and the request is recorded (L3 step 3). */
   recordGrant(grant: Grant, request: RequestRecord): Promise<void>;
