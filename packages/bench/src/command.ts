@@ -11,6 +11,7 @@ import { ConfigError, configuredCommand, positiveInteger, whenParentGone } from 
 import { CASES } from './cases.js';
 import { progressOn } from './progress.js';
 import { casesTable, ratiosTable } from './report.js';
+import { memoryText, runMemory, type MemoryConfig } from './memory.js';
 import { runBench, type BenchConfig, type BenchReport } from './run.js';
 
 /** The largest payload a Write takes (V2). */
@@ -57,6 +58,8 @@ interface BenchFlags {
   cases?: string[];
   data?: string;
   json?: boolean;
+  memory?: boolean;
+  memoryResults: number;
 }
 
 /** `fencer bench`. */
@@ -82,19 +85,34 @@ export function benchCommand(): Command {
       ).argParser(caseList),
       new Option('--data <dir>', "where the run's temporary directory goes (default: the system's)"),
       new Option('--json', 'print the whole report as JSON instead of tables'),
+      new Option(
+        '--memory',
+        "instead: store --memory-results results in a real sink through WriteStream, and show the sink's RSS after each tenth",
+      ),
+      new Option('--memory-results <n>', 'results --memory stores').default(1_000_000).argParser(positiveInteger),
     ],
-    (flags: BenchFlags) => ({
-      config: Object.freeze({
-        seconds: flags.seconds,
-        repetitions: flags.repetitions,
-        concurrency: flags.concurrency,
-        payloadBytes: flags.payloadBytes,
-        cases: flags.cases ?? CASES.map((c) => c.id),
-        dataParent: flags.data === undefined ? tmpdir() : resolve(flags.data),
-      }) satisfies BenchConfig,
-      json: flags.json === true,
-    }),
-    async ({ config, json }) => {
+    (flags: BenchFlags) => {
+      const dataParent = flags.data === undefined ? tmpdir() : resolve(flags.data);
+      return {
+        config: Object.freeze({
+          seconds: flags.seconds,
+          repetitions: flags.repetitions,
+          concurrency: flags.concurrency,
+          payloadBytes: flags.payloadBytes,
+          cases: flags.cases ?? CASES.map((c) => c.id),
+          dataParent,
+        }) satisfies BenchConfig,
+        memory: flags.memory
+          ? (Object.freeze({
+              results: flags.memoryResults,
+              payloadBytes: flags.payloadBytes,
+              dataParent,
+            }) satisfies MemoryConfig)
+          : null,
+        json: flags.json === true,
+      };
+    },
+    async ({ config, memory, json }) => {
       const stopping = new AbortController();
       const stop = (code: number) => () => {
         process.exitCode = code;
@@ -103,9 +121,16 @@ export function benchCommand(): Command {
       process.once('SIGINT', stop(130));
       process.once('SIGTERM', stop(143));
       whenParentGone(stop(1));
-      let report: BenchReport;
+      const progress = progressOn(process.stderr);
+      let output: string;
       try {
-        report = await runBench(config, progressOn(process.stderr), stopping.signal);
+        if (memory) {
+          const report = await runMemory(memory, progress, stopping.signal);
+          output = json ? JSON.stringify(report, null, 2) + '\n' : memoryText(report);
+        } else {
+          const report = await runBench(config, progress, stopping.signal);
+          output = json ? JSON.stringify(report, null, 2) + '\n' : text(report);
+        }
       } catch (error) {
         if (error instanceof ConfigError) throw error; // configuredCommand's one `error:` line
         if (!stopping.signal.aborted) {
@@ -117,7 +142,7 @@ export function benchCommand(): Command {
         return;
       }
       process.stdin.destroy();
-      process.stdout.write(json ? JSON.stringify(report, null, 2) + '\n' : text(report));
+      process.stdout.write(output);
     },
   );
 }

@@ -46,6 +46,7 @@ describe('fencer bench', () => {
       const cpuOf = (id: string) => Object.keys(report.summary.find((s) => s.case === id)!.cpuUsPerOp).sort();
       expect(cpuOf('sink-write')).toEqual(['bench', 'sink']);
       expect(cpuOf('sink-write-stream')).toEqual(['bench', 'sink']);
+      expect(cpuOf('sink-write-one-resource')).toEqual(['bench', 'sink']);
       expect(cpuOf('acquire-release')).toEqual(['bench', 'coordinator', 'sink']);
       expect(cpuOf('renew')).toEqual(['bench', 'coordinator']);
       expect(cpuOf('echo-unary')).toEqual(['bench', 'echo']);
@@ -99,6 +100,26 @@ describe('fencer bench', () => {
     expect(readdirSync(dir.path)).toEqual([]);
   });
 
+  it(
+    '--memory stores the results through a real sink and samples its RSS after each tenth',
+    { timeout: 60_000 },
+    async () => {
+      const result = await runFencer(['bench', '--memory', '--memory-results', '1280', '--json', '--data', dir.path], {
+        timeoutMs: 50_000,
+      });
+      expect(result.code, result.stderr).toBe(0);
+      const report = JSON.parse(result.stdout) as {
+        checkpoints: { results: number; rssMiB: number }[];
+        growth: number;
+      };
+      expect(report.checkpoints.map((c) => c.results)).toEqual(Array.from({ length: 10 }, (_, i) => 128 * (i + 1)));
+      for (const checkpoint of report.checkpoints) expect(checkpoint.rssMiB).toBeGreaterThan(10);
+      expect(report.growth).toBeCloseTo(report.checkpoints[9]!.rssMiB / report.checkpoints[0]!.rssMiB, 5);
+      expect(result.stderr.split('\n').filter((line) => /^fencer bench: \[\d+\/10\] /.test(line))).toHaveLength(10);
+      expect(readdirSync(dir.path)).toEqual([]);
+    },
+  );
+
   it.each([
     [['--seconds', 'soon']],
     [['--seconds', '0']],
@@ -107,6 +128,7 @@ describe('fencer bench', () => {
     [['--concurrency', '1,x']],
     [['--cases', 'sink-write,nope']],
     [['--payload-bytes', '2000000']],
+    [['--memory', '--memory-results', '0']],
     [['--bogus']],
     [['--data', '/proc/self/no-such-dir']],
   ])('%j: one line on stderr, exit 1', async (args) => {
