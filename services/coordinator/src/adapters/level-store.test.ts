@@ -92,4 +92,32 @@ describe('LevelStore writes', () => {
       dir.remove();
     }
   });
+
+  it('group commit: synced writes arriving while one is in flight share the next fsync, each resolving once durable', async () => {
+    const dir = tempDir('fencer-coordinator-group-');
+    const db = new Level<string, string>(dir.path, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+    const batches: { ops: number; sync: unknown }[] = [];
+    const batch = db.batch.bind(db) as (ops: unknown[], options: { sync?: boolean }) => Promise<void>;
+    (db as unknown as { batch: typeof batch }).batch = (ops, options) => {
+      batches.push({ ops: ops.length, sync: options?.sync });
+      return batch(ops, options);
+    };
+    const store = new LevelStore(db);
+    await store.ready();
+    try {
+      const grants = Array.from({ length: 50 }, (_, i) => ({ ...grant, resource: `r${i}` }));
+      await Promise.all(grants.map((g) => store.recordGrant(g, { ...record, requestId: `q-${g.resource}` })));
+      // The first goes alone; the 49 that came meanwhile go together: 2 fsyncs, not 50.
+      expect(batches).toEqual([
+        { ops: 2, sync: true },
+        { ops: 98, sync: true },
+      ]);
+      const state = await store.load();
+      expect(state.grants.map((g) => g.resource).sort()).toEqual(grants.map((g) => g.resource).sort());
+      expect(state.requests).toHaveLength(50);
+    } finally {
+      await store.close();
+      dir.remove();
+    }
+  });
 });

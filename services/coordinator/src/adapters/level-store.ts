@@ -14,6 +14,13 @@
 // ceiling, so tokens still only grow (L6); the rest of a block is burned, a
 // gap like that of a failed grant. Near 2^64−1 a block would pass the
 // maximum, so exactly the token is reserved, and T1's edge stays where it was.
+//
+// Synced writes are group-committed: those that arrive while a synced batch
+// is being written wait and go together in the next, one fsync for all, and
+// each resolves once its batch is durable. Batches are written one at a
+// time in arrival order. The core awaits every write of a resource before
+// the next one of it (under the resource's lock), so a queued write never
+// races an unsynced one of the same key.
 import type { Level } from 'level';
 import { openLevelDb, type RepairOptions } from '@fencer/server-kit';
 import type { LeaseStore, StoredResource, StoredState } from '../core/store.js';
@@ -56,12 +63,23 @@ const FORMAT = '1';
 const SYNCED = { sync: true } as const;
 const UNSYNCED = { sync: false } as const;
 
+type BatchOp = { type: 'put'; sublevel: Sub; key: string; value: string } | { type: 'del'; sublevel: Sub; key: string };
+
+interface QueuedWrite {
+  readonly ops: readonly BatchOp[];
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
 /** A LeaseStore in a LevelDB directory (created when missing). One process per directory. */
 export class LevelStore implements LeaseStore {
   readonly #counters: Sub;
   readonly #grants: Sub;
   readonly #requests: Sub;
   readonly #counterReads: ReturnType<typeof bufferKeyed>;
+  /** Synced writes waiting for the batch in flight to be durable. */
+  #queued: QueuedWrite[] = [];
+  #writing = false;
 
   /**
    * Wraps an open Level database with utf8 keys and values; `open` is the
@@ -117,30 +135,22 @@ export class LevelStore implements LeaseStore {
     const stored = this.#counterReads.getSync(Buffer.from(resource, 'utf8'));
     if (stored !== undefined && BigInt(stored) >= token) return; // durably reserved already
     const ceiling = token <= MAX_TOKEN - RESERVATION_BLOCK + 1n ? token + RESERVATION_BLOCK - 1n : token;
-    await this.db.batch([{ type: 'put', sublevel: this.#counters, key: resource, value: ceiling.toString() }], SYNCED);
+    await this.#synced([{ type: 'put', sublevel: this.#counters, key: resource, value: ceiling.toString() }]);
   }
 
   recordGrant(grant: Grant, request: RequestRecord): Promise<void> {
-    return this.db.batch(
-      [
-        this.#grantPut(grant),
-        {
-          type: 'put',
-          sublevel: this.#requests,
-          key: request.requestId,
-          value: JSON.stringify(encodeRequest(request)),
-        },
-      ],
-      SYNCED,
-    );
+    return this.#synced([
+      this.#grantPut(grant),
+      { type: 'put', sublevel: this.#requests, key: request.requestId, value: JSON.stringify(encodeRequest(request)) },
+    ]);
   }
 
   changeTtl(grant: Grant): Promise<void> {
-    return this.#putGrant(grant, SYNCED);
+    return this.#synced([this.#grantPut(grant)]);
   }
 
   endGrant(grant: Grant): Promise<void> {
-    return this.#putGrant(grant, UNSYNCED);
+    return this.db.batch([this.#grantPut(grant)], UNSYNCED);
   }
 
   deleteRequests(requestIds: readonly string[]): Promise<void> {
@@ -154,17 +164,34 @@ export class LevelStore implements LeaseStore {
     return this.db.close();
   }
 
-  #putGrant(grant: Grant, options: typeof SYNCED | typeof UNSYNCED): Promise<void> {
-    return this.db.batch([this.#grantPut(grant)], options);
+  /** Resolves once `ops` are durable, written atomically with whatever else was queued meanwhile. */
+  #synced(ops: readonly BatchOp[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#queued.push({ ops, resolve, reject });
+      if (!this.#writing) void this.#drain();
+    });
   }
 
-  #grantPut(grant: Grant) {
-    return {
-      type: 'put' as const,
-      sublevel: this.#grants,
-      key: grant.resource,
-      value: JSON.stringify(encodeGrant(grant)),
-    };
+  async #drain(): Promise<void> {
+    this.#writing = true;
+    while (this.#queued.length > 0) {
+      const batch = this.#queued;
+      this.#queued = [];
+      try {
+        await this.db.batch(
+          batch.flatMap((write) => write.ops),
+          SYNCED,
+        );
+        for (const write of batch) write.resolve();
+      } catch (error) {
+        for (const write of batch) write.reject(error);
+      }
+    }
+    this.#writing = false;
+  }
+
+  #grantPut(grant: Grant): BatchOp {
+    return { type: 'put', sublevel: this.#grants, key: grant.resource, value: JSON.stringify(encodeGrant(grant)) };
   }
 }
 
