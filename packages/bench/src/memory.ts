@@ -4,12 +4,11 @@
 // RSS must level off once the process is warm, whatever the store holds.
 // Results go in through the sink-write-stream case's operations, the
 // fastest durable way in; RSS is read from /proc after each tenth.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
-import { join } from 'node:path';
-import { ConfigError } from '@fencer/server-kit';
 import { CASES, type OpenCase } from './cases.js';
 import type { Progress } from './progress.js';
+import { runDirectory } from './run.js';
 import { startTargets } from './targets.js';
 
 /** What `fencer bench --memory` runs with. */
@@ -49,14 +48,7 @@ export function rssMiB(pid: number): number {
 }
 
 export async function runMemory(config: MemoryConfig, progress: Progress, signal: AbortSignal): Promise<MemoryReport> {
-  let data: string;
-  try {
-    data = mkdtempSync(join(config.dataParent, 'fencer-bench-memory-'));
-  } catch (error) {
-    throw new ConfigError(
-      `cannot make the run's directory in ${config.dataParent}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
-    );
-  }
+  const data = runDirectory(config.dataParent, 'fencer-bench-memory-');
   let open: OpenCase | undefined;
   let stopTargets: (() => Promise<void>) | undefined;
   try {

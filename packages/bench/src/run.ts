@@ -49,14 +49,7 @@ export interface BenchReport {
 const warmUpSeconds = (seconds: number) => Math.min(1, seconds / 2);
 
 export async function runBench(config: BenchConfig, progress: Progress, signal: AbortSignal): Promise<BenchReport> {
-  let data: string;
-  try {
-    data = mkdtempSync(join(config.dataParent, 'fencer-bench-'));
-  } catch (error) {
-    throw new ConfigError(
-      `cannot make the run's directory in ${config.dataParent}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
-    );
-  }
+  const data = runDirectory(config.dataParent, 'fencer-bench-');
   const opened: { benchCase: BenchCase; open: OpenCase }[] = [];
   let stopTargets: (() => Promise<void>) | undefined;
   try {
@@ -122,6 +115,17 @@ export async function runBench(config: BenchConfig, progress: Progress, signal: 
     for (const { open } of opened) await open.close().catch(() => undefined);
     await stopTargets?.();
     rmSync(data, { recursive: true, force: true });
+  }
+}
+
+/** A new directory of the run's own under `parent`; ConfigError (one line) when it cannot be made. */
+export function runDirectory(parent: string, prefix: string): string {
+  try {
+    return mkdtempSync(join(parent, prefix));
+  } catch (error) {
+    throw new ConfigError(
+      `cannot make the run's directory in ${parent}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
   }
 }
 

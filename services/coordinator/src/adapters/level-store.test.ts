@@ -17,18 +17,24 @@ const record: RequestRecord = {
   token: 1n,
 };
 
+/** A LevelStore over a fresh directory whose every LevelDB batch is recorded (how many ops, synced or not). */
+async function watchedStore(prefix: string) {
+  const dir = tempDir(prefix);
+  const db = new Level<string, string>(dir.path, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
+  const batches: { ops: number; sync: unknown }[] = [];
+  const batch = db.batch.bind(db) as (ops: unknown[], options: { sync?: boolean }) => Promise<void>;
+  (db as unknown as { batch: typeof batch }).batch = (ops, options) => {
+    batches.push({ ops: ops.length, sync: options?.sync });
+    return batch(ops, options);
+  };
+  const store = new LevelStore(db);
+  await store.ready();
+  return { store, batches, dir };
+}
+
 describe('LevelStore writes', () => {
   it('L3/L6/L4: reservations, grants and TTL changes are synced batches; ending a grant and collecting records are not', async () => {
-    const dir = tempDir('fencer-coordinator-store-');
-    const db = new Level<string, string>(dir.path, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
-    const calls: { ops: number; sync: unknown }[] = [];
-    const batch = db.batch.bind(db) as (ops: unknown[], options: { sync?: boolean }) => Promise<void>;
-    (db as unknown as { batch: typeof batch }).batch = (ops, options) => {
-      calls.push({ ops: ops.length, sync: options?.sync });
-      return batch(ops, options);
-    };
-    const store = new LevelStore(db);
-    await store.ready();
+    const { store, batches: calls, dir } = await watchedStore('fencer-coordinator-store-');
     try {
       const synced: [string, () => Promise<void>][] = [
         ['reserveToken', () => store.reserveToken('r', 1n)],
@@ -64,22 +70,14 @@ describe('LevelStore writes', () => {
   });
 
   it('L3/L6: one synced write reserves a block of tokens; past its ceiling, and after reopening, the next block is above it', async () => {
-    const dir = tempDir('fencer-coordinator-block-');
-    const db = new Level<string, string>(dir.path, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
-    let synced = 0;
-    const batch = db.batch.bind(db) as (ops: unknown[], options: { sync?: boolean }) => Promise<void>;
-    (db as unknown as { batch: typeof batch }).batch = (ops, options) => {
-      if (options?.sync) synced++;
-      return batch(ops, options);
-    };
+    const { store, batches, dir } = await watchedStore('fencer-coordinator-block-');
+    const synced = () => batches.filter((b) => b.sync).length;
     const resource = 'ré'.repeat(40); // long and non-ASCII: the getSync case classic-level gets wrong with utf8 keys
-    const store = new LevelStore(db);
-    await store.ready();
     try {
       for (let token = 1n; token <= RESERVATION_BLOCK; token++) await store.reserveToken(resource, token);
-      expect(synced).toBe(1);
+      expect(synced()).toBe(1);
       await store.reserveToken(resource, RESERVATION_BLOCK + 1n);
-      expect(synced).toBe(2);
+      expect(synced()).toBe(2);
       expect((await store.loadResource(resource))?.counter).toBe(2n * RESERVATION_BLOCK);
       // T1: a block never passes 2^64−1; the token itself is reserved.
       const max = 2n ** 64n - 1n;
@@ -94,16 +92,7 @@ describe('LevelStore writes', () => {
   });
 
   it('group commit: synced writes arriving while one is in flight share the next fsync, each resolving once durable', async () => {
-    const dir = tempDir('fencer-coordinator-group-');
-    const db = new Level<string, string>(dir.path, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
-    const batches: { ops: number; sync: unknown }[] = [];
-    const batch = db.batch.bind(db) as (ops: unknown[], options: { sync?: boolean }) => Promise<void>;
-    (db as unknown as { batch: typeof batch }).batch = (ops, options) => {
-      batches.push({ ops: ops.length, sync: options?.sync });
-      return batch(ops, options);
-    };
-    const store = new LevelStore(db);
-    await store.ready();
+    const { store, batches, dir } = await watchedStore('fencer-coordinator-group-');
     try {
       const grants = Array.from({ length: 50 }, (_, i) => ({ ...grant, resource: `r${i}` }));
       await Promise.all(grants.map((g) => store.recordGrant(g, { ...record, requestId: `q-${g.resource}` })));
