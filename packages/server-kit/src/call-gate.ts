@@ -35,7 +35,7 @@ import * as grpc from '@grpc/grpc-js';
 import { descriptors } from '@fencer/proto';
 import { rememberPrincipal, type Authenticator, type Principal } from './auth.js';
 import { RepeatLimiter, type Logger } from './log.js';
-import { requestsRead, rpcCalls } from './metrics.js';
+import { requestsRead, rpcCalls, rpcCallsOpen } from './metrics.js';
 import { toStatus } from './unary.js';
 import { Failure } from './failure.js';
 import { checkEncoding } from './wire-check.js';
@@ -115,6 +115,7 @@ export function callGate(options: {
               return;
             }
             counted = true;
+            rpcCallsOpen.inc({ service: label });
             let principal: Principal;
             try {
               principal = authenticator.authenticate(metadata, call.getAuthContext());
@@ -139,7 +140,9 @@ export function callGate(options: {
             pass(request);
           },
           onCancel: () => {
-            if (counted) open.leave(connection);
+            if (!counted) return;
+            open.leave(connection);
+            rpcCallsOpen.dec({ service: label });
             counted = false;
           },
         }),
