@@ -13,6 +13,7 @@ import { fencing, type RemoteFailure } from '@fencer/proto';
 import {
   CODE,
   eventually,
+  gzipBomb,
   rawStreamCall,
   readOrMissing,
   sinkCalls,
@@ -203,6 +204,33 @@ describe('per message, as a unary Write', () => {
     });
     expect(await readOrMissing(reader, 'v3', 'v3-b')).toBeUndefined();
     expect(await readOrMissing(reader, 'v3', 'v3')).toBeUndefined();
+  });
+
+  it('V4: a message past the bound after decompression is refused MESSAGE_TOO_LARGE alone; the writes around it are applied', async () => {
+    await advance('too-large', 1, 'worker-a');
+    const valid = (resultId: string) => ({
+      bytes: fencing.Sink.service.WriteStream.requestSerialize(write('too-large', '1', resultId, 'x')),
+    });
+    // 6 MiB once inflated: past the sink's 4 MiB bound, within grpc-js's backstop at twice it.
+    const bomb = gzipBomb(Buffer.alloc(0), 1, 6 * 1024 * 1024);
+    const { responses, failure } = await rawStreamCall(
+      sink.address,
+      WRITE_STREAM,
+      [valid('big-a'), bomb, valid('big-c')],
+      { authorization: `Bearer ${TOKENS['worker-a']}` },
+    );
+    expect(failure).toBeUndefined();
+    const answers = responses.map((bytes) => streamAnswer(fencing.Sink.service.WriteStream.responseDeserialize(bytes)));
+    expect(answers.filter((a) => a.outcome === 'APPLIED').map((a) => a.resultId)).toEqual(
+      expect.arrayContaining(['big-a', 'big-c']),
+    );
+    expect(answers.find((a) => a.outcome !== 'APPLIED')).toMatchObject({
+      resource: '',
+      resultId: '',
+      outcome: 'MESSAGE_TOO_LARGE',
+      code: CODE.RESOURCE_EXHAUSTED,
+    });
+    expect(answers).toHaveLength(3);
   });
 
   it('answers many resources at once, each answer matched to its write by resource and result_id', async () => {
