@@ -62,6 +62,12 @@ export class RefusedMessage {
   constructor(readonly failure: Failure) {}
 }
 
+/** The warning logged, once per offender and minute, for each limit the gate answers (V4). */
+const WARNINGS = {
+  TOO_MANY_STREAMS: 'a connection opened more calls at once than allowed; refusing the excess (V4)',
+  MESSAGE_TOO_LARGE: 'a request was larger than allowed after decompression; refusing it unread (V4)',
+} as const;
+
 /** The gate of one protocol service, and that service as the gate needs it served. */
 export interface CallGate {
   /** For `new grpc.Server({ interceptors })`. */
@@ -94,7 +100,7 @@ export function callGate(options: {
 }): CallGate {
   const { serviceName, authenticator, maxMessageBytes, log } = options;
   const open = new CallsPerConnection(options.maxCallsPerConnection);
-  // V4: one warning per offending client host and minute, whatever it sends.
+  // V4: one warning per offending client host, limit and minute, whatever it sends.
   const offenders = new RepeatLimiter({ windowMs: 60_000, maxKeysPerWindow: 20 });
   const service = descriptors.getService(serviceName);
   if (!service) throw new Error(`no descriptor for ${serviceName}`);
@@ -114,6 +120,12 @@ export function callGate(options: {
   const prefix = `/${serviceName}/`;
   // The `service` label the service's unaryFactory counts under ('sink', 'coordinator').
   const label = serviceName.slice(serviceName.lastIndexOf('.') + 1).toLowerCase();
+  /** Logs `reason` for `peer`'s host unless it was logged within the minute; `heldBack` counts what was not. */
+  const warnOffender = (peer: string, method: string, reason: keyof typeof WARNINGS, limit: number, size?: number) => {
+    const host = peer.slice(0, peer.lastIndexOf(':'));
+    const admitted = offenders.admit(`${reason} ${host}`);
+    if (admitted.log) log.warn({ peer, method, reason, limit, size, heldBack: admitted.heldBack }, WARNINGS[reason]);
+  };
   const interceptor: grpc.ServerInterceptor = (methodDescriptor, call) => {
     const decoder = decoders.get(methodDescriptor.path);
     if (!decoder) return new grpc.ServerInterceptingCall(call);
@@ -145,6 +157,7 @@ export function callGate(options: {
             let request: unknown;
             try {
               if (bytes.length > maxMessageBytes) {
+                warnOffender(connection, method, 'MESSAGE_TOO_LARGE', maxMessageBytes, bytes.length);
                 throw new Failure(
                   'MESSAGE_TOO_LARGE',
                   `the request is ${bytes.length} bytes after decompression; this server reads at most ${maxMessageBytes}`,
@@ -174,14 +187,7 @@ export function callGate(options: {
       gated.sendStatus({ code, details, metadata });
     };
     const tooManyStreams = (peer: string, method: string): void => {
-      const host = peer.slice(0, peer.lastIndexOf(':'));
-      const admitted = offenders.admit(host);
-      if (admitted.log) {
-        log.warn(
-          { peer, method, reason: 'TOO_MANY_STREAMS', limit: open.limit, heldBack: admitted.heldBack },
-          'a connection opened more calls at once than allowed; refusing the excess (V4)',
-        );
-      }
+      warnOffender(peer, method, 'TOO_MANY_STREAMS', open.limit);
       refuse(
         new Failure(
           'TOO_MANY_STREAMS',

@@ -14,6 +14,7 @@ import {
   CODE,
   eventually,
   gzipBomb,
+  logEntries,
   rawStreamCall,
   readOrMissing,
   sinkCalls,
@@ -206,7 +207,7 @@ describe('per message, as a unary Write', () => {
     expect(await readOrMissing(reader, 'v3', 'v3')).toBeUndefined();
   });
 
-  it('V4: a message past the bound after decompression is refused MESSAGE_TOO_LARGE alone; the writes around it are applied', async () => {
+  it('V4: a message past the bound after decompression is refused MESSAGE_TOO_LARGE alone, logged once; the writes around it are applied', async () => {
     await advance('too-large', 1, 'worker-a');
     const valid = (resultId: string) => ({
       bytes: fencing.Sink.service.WriteStream.requestSerialize(write('too-large', '1', resultId, 'x')),
@@ -216,7 +217,7 @@ describe('per message, as a unary Write', () => {
     const { responses, failure } = await rawStreamCall(
       sink.address,
       WRITE_STREAM,
-      [valid('big-a'), bomb, valid('big-c')],
+      [valid('big-a'), bomb, bomb, valid('big-c')],
       { authorization: `Bearer ${TOKENS['worker-a']}` },
     );
     expect(failure).toBeUndefined();
@@ -224,13 +225,27 @@ describe('per message, as a unary Write', () => {
     expect(answers.filter((a) => a.outcome === 'APPLIED').map((a) => a.resultId)).toEqual(
       expect.arrayContaining(['big-a', 'big-c']),
     );
-    expect(answers.find((a) => a.outcome !== 'APPLIED')).toMatchObject({
-      resource: '',
-      resultId: '',
-      outcome: 'MESSAGE_TOO_LARGE',
-      code: CODE.RESOURCE_EXHAUSTED,
+    expect(answers.filter((a) => a.outcome !== 'APPLIED')).toEqual([
+      expect.objectContaining({
+        resource: '',
+        resultId: '',
+        outcome: 'MESSAGE_TOO_LARGE',
+        code: CODE.RESOURCE_EXHAUSTED,
+      }),
+      expect.objectContaining({
+        resource: '',
+        resultId: '',
+        outcome: 'MESSAGE_TOO_LARGE',
+        code: CODE.RESOURCE_EXHAUSTED,
+      }),
+    ]);
+    expect(answers).toHaveLength(4);
+    // One warning for the offender, not one per refused message.
+    const warnings = await eventually(() => {
+      const lines = logEntries(sink.stderr()).filter((entry) => entry.reason === 'MESSAGE_TOO_LARGE');
+      return lines.length > 0 ? lines : undefined;
     });
-    expect(answers).toHaveLength(3);
+    expect(warnings).toEqual([expect.objectContaining({ level: 40, method: 'WriteStream', limit: 4 * 1024 * 1024 })]);
   });
 
   it('answers many resources at once, each answer matched to its write by resource and result_id', async () => {
