@@ -7,8 +7,11 @@
 // generated resource gained a fence or a lease. Then raw bytes, sent as they
 // are (V3): well-framed fields followed by a corruption (a truncated field,
 // a string sent as a varint, field number 0, an invalid wire type, invalid
-// UTF-8) are refused MALFORMED_MESSAGE by every RPC, and arbitrary bytes
-// are always answered, a refusal always with a reason.
+// UTF-8) are refused MALFORMED_MESSAGE by every RPC, a body past the message
+// bound after decompression (plain or gzip) is refused MESSAGE_TOO_LARGE
+// (V4), and arbitrary bytes are always answered, a refusal always with a
+// reason. The known resource's fence, results and lease are identical
+// before and after all of it.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentialToken, type Cluster } from '@fencer/supervisor';
@@ -16,6 +19,7 @@ import {
   call,
   CODE,
   coordinatorClient,
+  gzipBomb,
   healthStatus,
   rawUnaryCall,
   sinkClient,
@@ -26,12 +30,15 @@ import type {
   CoordinatorClient,
   DescribeResponse__Output,
   GetFenceResponse__Output,
+  ListResultsResponse__Output,
   ReadResponse__Output,
   SinkClient,
 } from '@fencer/proto';
 
 const MAX_ID_BYTES = 512;
 const MAX_PAYLOAD_BYTES = 1024 * 1024;
+/** Both services' request bound after decompression (the sink's: 4 × the payload limit). */
+const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 const UINT64_MAX = '18446744073709551615';
 
 let cluster: Cluster;
@@ -40,6 +47,7 @@ let sink: SinkClient;
 let coordinator: CoordinatorClient;
 const token = { worker: '', coordinator: '', admin: '' };
 const touched = new Set<string>();
+let knownBefore: unknown;
 
 beforeAll(async () => {
   ({ cluster, stop: stopCluster } = await startTestCluster('fencer-hostile-'));
@@ -52,7 +60,32 @@ beforeAll(async () => {
   expect((await call(coordinator, coordinator.Acquire, acquireOf('known'), token.worker)).ok).toBe(true);
   const write = { resource: 'known', token: '1', result_id: 'kept', payload: Buffer.from('kept') };
   expect((await call(sink, sink.Write, write, token.worker)).ok).toBe(true);
+  knownBefore = await stateOf('known');
 });
+
+/**
+ * Everything both services tell about `resource`: the sink's fence and
+ * results, the coordinator's lease (but its remaining time, which runs).
+ */
+async function stateOf(resource: string) {
+  const lease = await call<object, DescribeResponse__Output>(
+    coordinator,
+    coordinator.Describe,
+    { resource },
+    token.worker,
+  );
+  if (lease.ok && lease.value.lease) lease.value.lease.remaining_ms = '';
+  return {
+    results: await call<object, ListResultsResponse__Output>(
+      sink,
+      sink.ListResults,
+      { resource, limit: 1000 },
+      token.admin,
+    ),
+    fence: await call<object, GetFenceResponse__Output>(sink, sink.GetFence, { resource }, token.worker),
+    lease,
+  };
+}
 
 afterAll(async () => {
   sink?.close();
@@ -285,6 +318,36 @@ describe('hostile requests (V1, V2) against running servers', () => {
       );
     });
 
+    it('past the message bound after decompression, plain or gzip: RESOURCE_EXHAUSTED, MESSAGE_TOO_LARGE, from every RPC', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom(...methods()),
+          fc.uint8Array({ maxLength: 32 }),
+          // Up to twice the bound: past that, grpc-js refuses by itself, without a reason (PROTOCOL.md, V2).
+          fc.integer({ min: MAX_MESSAGE_BYTES + 1, max: 2 * MAX_MESSAGE_BYTES - 16 }),
+          fc.boolean(),
+          async (method, head, size, gzip) => {
+            const message = gzip
+              ? gzipBomb(Buffer.from(head), 15, size + 10) // inflates to at least `size`
+              : { bytes: Buffer.concat([head, Buffer.alloc(size - head.length)]) };
+            const result = await rawUnaryCall(
+              cluster[method.service as 'sink' | 'coordinator'].ready.address,
+              method.path,
+              message,
+              { authorization: `Bearer ${method.as}` },
+            );
+            if (result.ok) throw new Error(`${method.path} accepted ${size} bytes`);
+            expect([result.failure.code, result.failure.reason, result.failure.metadata.limit], method.path).toEqual([
+              CODE.RESOURCE_EXHAUSTED,
+              'MESSAGE_TOO_LARGE',
+              String(MAX_MESSAGE_BYTES),
+            ]);
+          },
+        ),
+        { numRuns: 20 },
+      );
+    });
+
     it('arbitrary bytes: always answered, and a refusal always carries a reason', async () => {
       await fc.assert(
         fc.asyncProperty(fc.constantFrom(...methods()), fc.uint8Array({ maxLength: 96 }), async (method, bytes) => {
@@ -316,6 +379,7 @@ describe('hostile requests (V1, V2) against running servers', () => {
       token.worker,
     );
     expect(described.ok && described.value.last_token).toBe('1');
+    expect(await stateOf('known')).toEqual(knownBefore);
     expect(touched.size).toBeGreaterThan(10);
     for (const resource of touched) {
       const fence = await call<object, GetFenceResponse__Output>(sink, sink.GetFence, { resource }, token.worker);

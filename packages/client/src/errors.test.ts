@@ -59,6 +59,7 @@ const EXPECTED: Record<Reason, [ErrorClass, boolean]> = {
   RATE_LIMITED: [ResourceExhaustedError, true], // V4: a limit passes
   TOO_MANY_STREAMS: [ResourceExhaustedError, true],
   RECORDS_FULL: [ResourceExhaustedError, true],
+  MESSAGE_TOO_LARGE: [ResourceExhaustedError, false], // the same request stays too large
   MALFORMED_MESSAGE: [InvalidRequestError, false],
   UNAUTHENTICATED: [AuthError, false],
   PERMISSION_DENIED: [AuthError, false],

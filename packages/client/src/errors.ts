@@ -119,7 +119,10 @@ export class AuthError extends FencerError {
   override name = 'AuthError';
 }
 
-/** A limit (V4, T1): RATE_LIMITED, TOO_MANY_STREAMS and RECORDS_FULL pass; TOKEN_SPACE_EXHAUSTED never does. */
+/**
+ * A limit (V4, T1): RATE_LIMITED, TOO_MANY_STREAMS and RECORDS_FULL pass;
+ * TOKEN_SPACE_EXHAUSTED and MESSAGE_TOO_LARGE (the same request stays too large) never do.
+ */
 export class ResourceExhaustedError extends FencerError {
   override name = 'ResourceExhaustedError';
 }
@@ -153,6 +156,7 @@ const BY_REASON: Record<Reason, (failure: RemoteFailure) => FencerError> = {
   RATE_LIMITED: as(ResourceExhaustedError, true),
   TOO_MANY_STREAMS: as(ResourceExhaustedError, true),
   RECORDS_FULL: as(ResourceExhaustedError, true),
+  MESSAGE_TOO_LARGE: as(ResourceExhaustedError, false),
   MALFORMED_MESSAGE: as(InvalidRequestError, false),
   UNAUTHENTICATED: as(AuthError, false),
   PERMISSION_DENIED: as(AuthError, false),

@@ -41,6 +41,9 @@ export const REASON_CODES = Object.freeze({
   RATE_LIMITED: CODE.RESOURCE_EXHAUSTED,
   TOO_MANY_STREAMS: CODE.RESOURCE_EXHAUSTED,
   RECORDS_FULL: CODE.RESOURCE_EXHAUSTED,
+  // V2, V4 (this project's extension): a request message past the server's
+  // bound after decompression. Never retried: the same request stays too large.
+  MESSAGE_TOO_LARGE: CODE.RESOURCE_EXHAUSTED,
   // A2: not in the protocol's table, but every refusal carries a reason.
   UNAUTHENTICATED: CODE.UNAUTHENTICATED,
   PERMISSION_DENIED: CODE.PERMISSION_DENIED,

@@ -27,28 +27,46 @@
 // grpc-js reports it over (onCancel: it fires once for every end, a sent
 // status, a client's cancel, a reset or a lost connection).
 //
-// A stream of requests (WriteStream) is not ended by one malformed message:
-// gRPC's own framing is intact, so the next message can still be read. The
-// gate hands the handler a MalformedMessage in its place, which the handler
-// refuses alone (message-stream.ts).
+// V2, V4: a request message larger than the server's bound after
+// decompression is answered RESOURCE_EXHAUSTED MESSAGE_TOO_LARGE by the gate,
+// before it is decoded. grpc-js's own bound (server.ts) sits at twice it as
+// the backstop: a message past that is refused by grpc-js itself, from its
+// frame header or while inflating it (BaseServerInterceptingCall's
+// StreamDecoder and decompressMessage), with a status it sends straight to
+// the stream, which no interceptor sees and which carries no reason. So a
+// reason can be given only to messages grpc-js has already read, and the
+// backstop has to sit above the gate's bound: one message costs at most
+// twice the bound in memory, never an unbounded amount.
+//
+// A stream of requests (WriteStream) is not ended by one malformed or
+// oversize message: gRPC's own framing is intact, so the next message can
+// still be read. The gate hands the handler a RefusedMessage in its place,
+// which the handler refuses alone (message-stream.ts).
 import * as grpc from '@grpc/grpc-js';
 import { descriptors } from '@fencer/proto';
 import { rememberPrincipal, type Authenticator, type Principal } from './auth.js';
 import { RepeatLimiter, type Logger } from './log.js';
-import { requestsRead, rpcCalls } from './metrics.js';
+import { requestsRead, rpcCalls, rpcCallsOpen } from './metrics.js';
 import { toStatus } from './unary.js';
 import { Failure } from './failure.js';
 import { checkEncoding } from './wire-check.js';
 
 /**
- * What a streaming handler receives instead of a request message whose
- * bytes are not a valid encoding of its type (V3): nothing of it was
- * decoded, so it names no request; `failure` is the MALFORMED_MESSAGE
- * refusal, naming the field and the fault.
+ * What a streaming handler receives instead of a request message the gate
+ * refused unread: its bytes are not a valid encoding of its type (V3), or
+ * more than the message bound (V2, V4). Nothing of it was decoded, so it
+ * names no request; `failure` is the refusal (MALFORMED_MESSAGE naming the
+ * field and the fault, or MESSAGE_TOO_LARGE with the `limit`).
  */
-export class MalformedMessage {
+export class RefusedMessage {
   constructor(readonly failure: Failure) {}
 }
+
+/** The warning logged, once per offender and minute, for each limit the gate answers (V4). */
+const WARNINGS = {
+  TOO_MANY_STREAMS: 'a connection opened more calls at once than allowed; refusing the excess (V4)',
+  MESSAGE_TOO_LARGE: 'a request was larger than allowed after decompression; refusing it unread (V4)',
+} as const;
 
 /** The gate of one protocol service, and that service as the gate needs it served. */
 export interface CallGate {
@@ -64,8 +82,9 @@ export interface CallGate {
  * (refusing UNAUTHENTICATED otherwise), and hands the principal to the
  * handler (principalOf). Each request message must then be a valid encoding
  * of its type (else INVALID_ARGUMENT, MALFORMED_MESSAGE) before proto-loader's
- * decoder turns it into the object handlers get (a streaming method gets a
- * MalformedMessage instead, and the stream goes on). Refusals count like any
+ * decoder turns it into the object handlers get, and at most
+ * `maxMessageBytes` long (else RESOURCE_EXHAUSTED, MESSAGE_TOO_LARGE); a
+ * streaming method gets a RefusedMessage instead, and the stream goes on. Refusals count like any
  * other call. At most `maxCallsPerConnection` calls of the service are open
  * at once on one connection (V4). Calls of other services (health,
  * reflection) pass untouched: load balancers and tools call them without
@@ -76,11 +95,12 @@ export function callGate(options: {
   definition: grpc.ServiceDefinition;
   authenticator: Authenticator;
   maxCallsPerConnection: number;
+  maxMessageBytes: number;
   log: Logger;
 }): CallGate {
-  const { serviceName, authenticator, log } = options;
+  const { serviceName, authenticator, maxMessageBytes, log } = options;
   const open = new CallsPerConnection(options.maxCallsPerConnection);
-  // V4: one warning per offending client host and minute, whatever it sends.
+  // V4: one warning per offending client host, limit and minute, whatever it sends.
   const offenders = new RepeatLimiter({ windowMs: 60_000, maxKeysPerWindow: 20 });
   const service = descriptors.getService(serviceName);
   if (!service) throw new Error(`no descriptor for ${serviceName}`);
@@ -100,6 +120,12 @@ export function callGate(options: {
   const prefix = `/${serviceName}/`;
   // The `service` label the service's unaryFactory counts under ('sink', 'coordinator').
   const label = serviceName.slice(serviceName.lastIndexOf('.') + 1).toLowerCase();
+  /** Logs `reason` for `peer`'s host unless it was logged within the minute; `heldBack` counts what was not. */
+  const warnOffender = (peer: string, method: string, reason: keyof typeof WARNINGS, limit: number, size?: number) => {
+    const host = peer.slice(0, peer.lastIndexOf(':'));
+    const admitted = offenders.admit(`${reason} ${host}`);
+    if (admitted.log) log.warn({ peer, method, reason, limit, size, heldBack: admitted.heldBack }, WARNINGS[reason]);
+  };
   const interceptor: grpc.ServerInterceptor = (methodDescriptor, call) => {
     const decoder = decoders.get(methodDescriptor.path);
     if (!decoder) return new grpc.ServerInterceptingCall(call);
@@ -115,6 +141,7 @@ export function callGate(options: {
               return;
             }
             counted = true;
+            rpcCallsOpen.inc({ service: label });
             let principal: Principal;
             try {
               principal = authenticator.authenticate(metadata, call.getAuthContext());
@@ -129,17 +156,27 @@ export function callGate(options: {
             requestsRead.inc({ service: label, method });
             let request: unknown;
             try {
+              if (bytes.length > maxMessageBytes) {
+                warnOffender(connection, method, 'MESSAGE_TOO_LARGE', maxMessageBytes, bytes.length);
+                throw new Failure(
+                  'MESSAGE_TOO_LARGE',
+                  `the request is ${bytes.length} bytes after decompression; this server reads at most ${maxMessageBytes}`,
+                  { limit: String(maxMessageBytes) },
+                );
+              }
               checkEncoding(decoder.schema, bytes);
               request = decoder.decode(bytes);
             } catch (error) {
-              if (methodDescriptor.requestStream && error instanceof Failure) pass(new MalformedMessage(error));
+              if (methodDescriptor.requestStream && error instanceof Failure) pass(new RefusedMessage(error));
               else refuse(error);
               return;
             }
             pass(request);
           },
           onCancel: () => {
-            if (counted) open.leave(connection);
+            if (!counted) return;
+            open.leave(connection);
+            rpcCallsOpen.dec({ service: label });
             counted = false;
           },
         }),
@@ -150,14 +187,7 @@ export function callGate(options: {
       gated.sendStatus({ code, details, metadata });
     };
     const tooManyStreams = (peer: string, method: string): void => {
-      const host = peer.slice(0, peer.lastIndexOf(':'));
-      const admitted = offenders.admit(host);
-      if (admitted.log) {
-        log.warn(
-          { peer, method, reason: 'TOO_MANY_STREAMS', limit: open.limit, heldBack: admitted.heldBack },
-          'a connection opened more calls at once than allowed; refusing the excess (V4)',
-        );
-      }
+      warnOffender(peer, method, 'TOO_MANY_STREAMS', open.limit);
       refuse(
         new Failure(
           'TOO_MANY_STREAMS',

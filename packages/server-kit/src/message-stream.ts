@@ -17,7 +17,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { Reason } from '@fencer/common';
 import type { StatusDetails } from '@fencer/proto';
 import { authorize, principalOf, type Role } from './auth.js';
-import { MalformedMessage } from './call-gate.js';
+import { RefusedMessage } from './call-gate.js';
 import { Failure } from './failure.js';
 import type { Logger } from './log.js';
 import { rpcCalls, rpcSeconds, streamMessagesInFlight } from './metrics.js';
@@ -71,7 +71,7 @@ export function messageStreamFactory(options: { service: string; log: Logger; st
     method: string,
     roles: readonly Role[],
     handler: MessageStreamHandler<Req, Res>,
-  ): grpc.handleBidiStreamingCall<Req | MalformedMessage, Res> {
+  ): grpc.handleBidiStreamingCall<Req | RefusedMessage, Res> {
     const labels = { service, method };
     return (call) => {
       // The stream has ended (its status sent) or was cancelled: nothing more is handled or sent.
@@ -135,14 +135,14 @@ export function messageStreamFactory(options: { service: string; log: Logger; st
         if (!over) call.write(response, taken);
       };
 
-      call.on('data', (message: Req | MalformedMessage) => {
+      call.on('data', (message: Req | RefusedMessage) => {
         if (over) return;
         inFlight += 1;
         streamMessagesInFlight.inc(labels);
         flow();
         const stopTimer = rpcSeconds.startTimer(labels);
         const handled =
-          message instanceof MalformedMessage
+          message instanceof RefusedMessage
             ? Promise.reject(message.failure)
             : (async () => handler.handle(message, context))();
         handled.then(
@@ -158,7 +158,7 @@ export function messageStreamFactory(options: { service: string; log: Logger; st
               return;
             }
             const status = statusDetailsOf(failure);
-            answer(handler.refuse(message instanceof MalformedMessage ? undefined : message, status), status.code);
+            answer(handler.refuse(message instanceof RefusedMessage ? undefined : message, status), status.code);
           },
         );
       });

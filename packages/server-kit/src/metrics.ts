@@ -39,6 +39,19 @@ export const streamMessagesInFlight = new Gauge({
   registers: [registry],
 });
 
+/**
+ * V4: protocol calls open, as the call gate counts them toward
+ * --max-concurrent-streams (summed over connections). Every end of a call
+ * takes it back down, so it is 0 on a server with nothing in flight; a call
+ * that never left would show here before it locked its connection out.
+ */
+export const rpcCallsOpen = new Gauge({
+  name: 'fencer_rpc_calls_open',
+  help: 'Protocol calls open (counted per connection toward --max-concurrent-streams), summed over connections',
+  labelNames: ['service'] as const,
+  registers: [registry],
+});
+
 /** Handler latency in seconds, including durable commits; per message for message streams. */
 export const rpcSeconds = new Histogram({
   name: 'fencer_rpc_duration_seconds',

@@ -35,9 +35,11 @@ export interface ServerSpec {
   /**
    * Largest request, after decompression (V2): above the payload limit, so
    * an oversize payload gets INVALID_ARGUMENT, but bounded (a few MiB), since
-   * a compressed request can claim any size. grpc-js (1.14, decompressMessage)
-   * counts the inflated bytes as they come and stops inflating past this,
-   * answering RESOURCE_EXHAUSTED.
+   * a compressed request can claim any size. The call gate answers a larger
+   * one RESOURCE_EXHAUSTED MESSAGE_TOO_LARGE. grpc-js's own bound is twice
+   * this: it refuses a message past that from its frame header, or stops
+   * inflating it (1.14, decompressMessage), with a RESOURCE_EXHAUSTED of its
+   * own that carries no reason (call-gate.ts says why no reason can be added).
    */
   readonly maxReceiveMessageBytes: number;
   /** The message streams the handlers open (messageStreamFactory): a stop winds them down first. */
@@ -68,9 +70,13 @@ export interface RunningServer {
 export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> {
   const { host } = listenAddress('listen', spec.listen);
   const limits = spec.connectionLimits ?? DEFAULT_CONNECTION_LIMITS;
-  const gate = callGate({ ...spec, maxCallsPerConnection: limits.maxConcurrentStreams });
+  const gate = callGate({
+    ...spec,
+    maxCallsPerConnection: limits.maxConcurrentStreams,
+    maxMessageBytes: spec.maxReceiveMessageBytes,
+  });
   const server = new grpc.Server({
-    'grpc.max_receive_message_length': spec.maxReceiveMessageBytes,
+    'grpc.max_receive_message_length': 2 * spec.maxReceiveMessageBytes,
     ...grpcServerOptions(limits),
     interceptors: [gate.interceptor],
   });

@@ -82,6 +82,16 @@ export function logEntries(stderr: string): Record<string, unknown>[] {
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
+/**
+ * What a service process started with `--metrics` serves on /metrics right
+ * now; the endpoint's address is in the `metrics` field of its ready log line.
+ */
+export async function scrapeMetrics(fencer: FencerProcess): Promise<string> {
+  const address = logEntries(fencer.stderr()).find((entry) => typeof entry.metrics === 'string')?.metrics;
+  if (typeof address !== 'string') throw new Error(`no metrics address in the log:\n${fencer.stderr()}`);
+  return (await fetch(`http://${address}/metrics`)).text();
+}
+
 /** Stops a process with SIGTERM, and SIGKILL if it is still there after graceMs. */
 export async function stopFencer(fencer: FencerProcess, graceMs = 5_000): Promise<void> {
   await stopChild(fencer, graceMs);

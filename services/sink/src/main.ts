@@ -106,7 +106,9 @@ export async function startSink(config: SinkConfig, options: { log?: Logger } & 
       // V2: above the payload limit, so an oversize payload reaches
       // validation and is answered INVALID_ARGUMENT naming `payload`; a
       // request past this bound after decompression (4 MiB by default) is
-      // RESOURCE_EXHAUSTED: the price of never inflating unbounded input.
+      // RESOURCE_EXHAUSTED MESSAGE_TOO_LARGE, unread (V4); past twice it,
+      // grpc-js's bare RESOURCE_EXHAUSTED: the price of never inflating
+      // unbounded input.
       maxReceiveMessageBytes: Math.max(4 * 1024 * 1024, 4 * config.maxPayloadBytes),
       connectionLimits: config.connectionLimits,
       log,

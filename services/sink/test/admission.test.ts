@@ -1,7 +1,8 @@
 // What a request costs before it is trusted, on a real sink over real gRPC:
 // an unauthenticated caller's request is never read, inflated or decoded
-// (A6); an authenticated one is inflated only up to gRPC's bound, which sits
-// above the payload limit (V2), and decoded strictly (V3).
+// (A6); an authenticated one is inflated only up to the message bound, which
+// sits above the payload limit (V2), and is refused with a reason past it
+// (V4) up to grpc-js's own bound, twice as high; it is decoded strictly (V3).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -93,8 +94,23 @@ describe('A6: nothing is read for a caller before it is authenticated', () => {
   });
 });
 
-describe('V2: gRPC bounds a request after decompression', () => {
-  it('a known caller whose Write inflates past the bound is RESOURCE_EXHAUSTED, never decoded', async () => {
+describe('V2, V4: a request is bounded after decompression', () => {
+  it('a known caller whose Write inflates past the bound is RESOURCE_EXHAUSTED MESSAGE_TOO_LARGE, naming the bound; nothing stored', async () => {
+    const failure = refused(
+      await rawUnaryCall(sink.address, WRITE, writeBomb('too-large', 6 * MiB), {
+        authorization: `Bearer ${TOKENS.worker}`,
+      }),
+    );
+    // The sink's bound: 4 × --max-payload-bytes, at least 4 MiB.
+    expect([failure.code, failure.reason, failure.metadata.limit]).toEqual([
+      CODE.RESOURCE_EXHAUSTED,
+      'MESSAGE_TOO_LARGE',
+      String(4 * MiB),
+    ]);
+    expect(await readOrMissing(worker, 'bomb', 'too-large')).toBeUndefined();
+  });
+
+  it("past twice the bound, grpc-js's own backstop answers RESOURCE_EXHAUSTED, never inflating the rest", async () => {
     const before = await writesRead();
     const failure = refused(
       await rawUnaryCall(sink.address, WRITE, writeBomb('oversize', 60 * MiB), {

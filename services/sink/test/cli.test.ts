@@ -4,7 +4,15 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runFencer, startFencer, stopFencer, tempDir, type FencerProcess, sinkCalls } from '@fencer/testkit';
+import {
+  runFencer,
+  scrapeMetrics,
+  startFencer,
+  stopFencer,
+  tempDir,
+  type FencerProcess,
+  sinkCalls,
+} from '@fencer/testkit';
 
 const dirs: ReturnType<typeof tempDir>[] = [];
 const processes: FencerProcess[] = [];
@@ -139,22 +147,8 @@ describe('fencer sink command line', () => {
     } finally {
       client.close();
     }
-    const metricsAddress = await metricsAddressOf(sink);
-    const text = await (await fetch(`http://${metricsAddress}/metrics`)).text();
+    const text = await scrapeMetrics(sink);
     expect(text).toMatch(/^fencer_sink_commit_batches_total [1-9]/m);
     expect(text).toMatch(/^fencer_rpc_calls_total\{service="sink",method="AdvanceFence",code="OK"\} 1/m);
   });
 });
-
-/** The metrics address is in the process's "sink ready" log line. */
-async function metricsAddressOf(sink: FencerProcess): Promise<string> {
-  for (const line of sink.stderr().split('\n')) {
-    try {
-      const entry = JSON.parse(line) as { msg?: string; metrics?: string };
-      if (entry.msg === 'sink ready' && entry.metrics) return entry.metrics;
-    } catch {
-      // not a JSON line
-    }
-  }
-  throw new Error(`no metrics address in the sink's log:\n${sink.stderr()}`);
-}

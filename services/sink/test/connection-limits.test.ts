@@ -3,12 +3,26 @@
 // past the per-connection bound, 1 MiB results requested and never read,
 // sockets that never send the HTTP/2 preface, connections left idle. Each
 // assertion is a refusal or a close the server makes, never a duration.
+import { writeFileSync } from 'node:fs';
 import http2 from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import net from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFencer, stopFencer, tempDir, sinkCalls, type FencerProcess } from '@fencer/testkit';
+import { bearer } from '@fencer/proto';
+import {
+  call,
+  CODE,
+  eventually,
+  scrapeMetrics,
+  sinkClient,
+  startFencer,
+  stopFencer,
+  tempDir,
+  sinkCalls,
+  type FencerProcess,
+} from '@fencer/testkit';
+import { openWriteStream } from './helpers.js';
 
 const { NGHTTP2_ENHANCE_YOUR_CALM } = http2.constants;
 
@@ -24,10 +38,11 @@ afterAll(async () => {
   dir.remove();
 });
 
+/** A sink with `flags`; without credentials among them, it runs --insecure. */
 async function startSink(name: string, flags: string[]): Promise<FencerProcess> {
   const child = await startFencer([
     'sink',
-    '--insecure',
+    ...(flags.includes('--credentials') ? [] : ['--insecure']),
     '--listen',
     '127.0.0.1:0',
     '--data',
@@ -113,6 +128,100 @@ describe('V4: streams per connection are bounded', () => {
       .filter((line) => line.includes('"TOO_MANY_STREAMS"'));
     expect(warnings).toHaveLength(1);
     expect(JSON.parse(warnings[0]!)).toMatchObject({ level: 40, limit: 4, reason: 'TOO_MANY_STREAMS' });
+  });
+
+  it('every end of a call gives its place back: OK, a refusal, a refusal by the gate, a cancel, a deadline, a lost connection', async () => {
+    // With room for one call per connection, a call that ended without
+    // leaving the count would lock its connection out for good.
+    const credentials = join(dir.path, 'ends-credentials.json');
+    const worker = 'worker-token-000000001';
+    writeFileSync(
+      credentials,
+      JSON.stringify([
+        { token: worker, identity: 'worker-1', role: 'worker' },
+        { token: 'coordinator-token-0001', identity: 'coordinator-1', role: 'coordinator' },
+      ]),
+    );
+    const sink = await startSink('ends', [
+      '--max-concurrent-streams',
+      '1',
+      '--credentials',
+      credentials,
+      '--metrics',
+      '127.0.0.1:0',
+    ]);
+    const client = sinkClient(sink.address); // one channel: every call below shares its connection
+    const getFence = (resource: string, token?: string) =>
+      call<object, unknown>(client, client.GetFence, { resource }, token);
+    const reasonOf = async (pending: ReturnType<typeof getFence>) => {
+      const result = await pending;
+      return result.ok ? 'OK' : result.failure.reason;
+    };
+    const rawGetFence = (bytes: Buffer) =>
+      new Promise<string>((resolve) =>
+        client.makeUnaryRequest(
+          '/fencing.v1.Sink/GetFence',
+          (b: Buffer) => b,
+          (b: Buffer) => b,
+          bytes,
+          bearer(worker),
+          (error) => resolve(error ? (error.metadata.get('fencing-reason')[0] as string) : 'OK'),
+        ),
+      );
+    const callsOpen = async () =>
+      Number(/^fencer_rpc_calls_open\{service="sink"\} (\d+)$/m.exec(await scrapeMetrics(sink))?.[1]);
+
+    expect(await reasonOf(getFence('a', worker))).toBe('OK');
+    expect(await reasonOf(getFence('', worker))).toBe('INVALID_FIELD'); // the handler's refusal
+    expect(await reasonOf(getFence('a'))).toBe('UNAUTHENTICATED'); // the gate's, on the headers
+    expect(await rawGetFence(Buffer.from([0x0a, 50, 0x61]))).toBe('MALFORMED_MESSAGE'); // the gate's, on the bytes
+    expect(await reasonOf(getFence('a', worker))).toBe('OK');
+
+    // A call held open fills the connection; its end, whatever it is, frees
+    // it. The server learns of a client's cancel or deadline asynchronously
+    // to the client's next call, so that call may still find it counted.
+    const freed = () =>
+      eventually(async () => ((await reasonOf(getFence('a', worker))) === 'OK' ? true : undefined), {
+        what: 'the ended call to leave the count',
+      });
+    const held = async (stream: ReturnType<typeof openWriteStream>) => {
+      await eventually(
+        async () => ((await reasonOf(getFence('a', worker))) === 'TOO_MANY_STREAMS' ? true : undefined),
+        {
+          what: 'the held stream to fill the connection',
+        },
+      );
+      return stream;
+    };
+    const cancelled = await held(openWriteStream(client, worker));
+    cancelled.call.cancel();
+    const end = await cancelled.ended;
+    expect(end !== 'OK' && end.code).toBe(CODE.CANCELLED);
+    await freed();
+
+    const expiring = client.WriteStream(bearer(worker), { deadline: Date.now() + 500 });
+    expiring.on('error', () => undefined);
+    const expired = new Promise<number>((resolve) => expiring.on('status', (status) => resolve(status.code)));
+    await held({ call: expiring } as ReturnType<typeof openWriteStream>);
+    expect(await expired).toBe(CODE.DEADLINE_EXCEEDED);
+    await freed();
+
+    // A connection that goes away with a call open: the count it held is dropped, not kept.
+    const lost = http2.connect(`http://${sink.address}`);
+    lost.on('error', () => undefined);
+    lost.request({
+      ':method': 'POST',
+      ':path': '/fencing.v1.Sink/WriteStream',
+      'content-type': 'application/grpc',
+      te: 'trailers',
+      authorization: `Bearer ${worker}`,
+    });
+    await eventually(async () => ((await callsOpen()) === 1 ? true : undefined), { what: 'the call to be counted' });
+    lost.destroy();
+    await eventually(async () => ((await callsOpen()) === 0 ? true : undefined), {
+      what: 'the lost connection to leave the count',
+    });
+    client.close();
   });
 
   it('refuses new streams (ENHANCE_YOUR_CALM) once unread 1 MiB responses pass --max-session-memory-mib, while another client still reads', async () => {

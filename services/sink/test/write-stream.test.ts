@@ -13,6 +13,8 @@ import { fencing, type RemoteFailure } from '@fencer/proto';
 import {
   CODE,
   eventually,
+  gzipBomb,
+  logEntries,
   rawStreamCall,
   readOrMissing,
   sinkCalls,
@@ -203,6 +205,47 @@ describe('per message, as a unary Write', () => {
     });
     expect(await readOrMissing(reader, 'v3', 'v3-b')).toBeUndefined();
     expect(await readOrMissing(reader, 'v3', 'v3')).toBeUndefined();
+  });
+
+  it('V4: a message past the bound after decompression is refused MESSAGE_TOO_LARGE alone, logged once; the writes around it are applied', async () => {
+    await advance('too-large', 1, 'worker-a');
+    const valid = (resultId: string) => ({
+      bytes: fencing.Sink.service.WriteStream.requestSerialize(write('too-large', '1', resultId, 'x')),
+    });
+    // 6 MiB once inflated: past the sink's 4 MiB bound, within grpc-js's backstop at twice it.
+    const bomb = gzipBomb(Buffer.alloc(0), 1, 6 * 1024 * 1024);
+    const { responses, failure } = await rawStreamCall(
+      sink.address,
+      WRITE_STREAM,
+      [valid('big-a'), bomb, bomb, valid('big-c')],
+      { authorization: `Bearer ${TOKENS['worker-a']}` },
+    );
+    expect(failure).toBeUndefined();
+    const answers = responses.map((bytes) => streamAnswer(fencing.Sink.service.WriteStream.responseDeserialize(bytes)));
+    expect(answers.filter((a) => a.outcome === 'APPLIED').map((a) => a.resultId)).toEqual(
+      expect.arrayContaining(['big-a', 'big-c']),
+    );
+    expect(answers.filter((a) => a.outcome !== 'APPLIED')).toEqual([
+      expect.objectContaining({
+        resource: '',
+        resultId: '',
+        outcome: 'MESSAGE_TOO_LARGE',
+        code: CODE.RESOURCE_EXHAUSTED,
+      }),
+      expect.objectContaining({
+        resource: '',
+        resultId: '',
+        outcome: 'MESSAGE_TOO_LARGE',
+        code: CODE.RESOURCE_EXHAUSTED,
+      }),
+    ]);
+    expect(answers).toHaveLength(4);
+    // One warning for the offender, not one per refused message.
+    const warnings = await eventually(() => {
+      const lines = logEntries(sink.stderr()).filter((entry) => entry.reason === 'MESSAGE_TOO_LARGE');
+      return lines.length > 0 ? lines : undefined;
+    });
+    expect(warnings).toEqual([expect.objectContaining({ level: 40, method: 'WriteStream', limit: 4 * 1024 * 1024 })]);
   });
 
   it('answers many resources at once, each answer matched to its write by resource and result_id', async () => {
