@@ -37,8 +37,8 @@ import type {
 
 const MAX_ID_BYTES = 512;
 const MAX_PAYLOAD_BYTES = 1024 * 1024;
-/** Both services' request bound after decompression (the sink's: 4 × the payload limit). */
-const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+/** Both services' request bound after decompression (the sink's: 2 × the payload limit). */
+const MAX_MESSAGE_BYTES = 2 * 1024 * 1024;
 const UINT64_MAX = '18446744073709551615';
 
 let cluster: Cluster;

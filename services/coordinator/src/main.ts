@@ -143,7 +143,7 @@ export async function startCoordinator(
       authenticator,
       // V2: far above any valid request, so an oversize id is answered
       // INVALID_ARGUMENT naming it; bounded after decompression.
-      maxReceiveMessageBytes: 4 * 1024 * 1024,
+      maxReceiveMessageBytes: 2 * 1024 * 1024, // grpc-js holds at most twice this per call (server.ts)
       connectionLimits: config.connectionLimits,
       log,
     });

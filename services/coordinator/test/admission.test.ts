@@ -67,7 +67,7 @@ const acquireBomb = (resource: string, inflatedBytes: number) =>
 
 describe('A6 and V2 at the coordinator', () => {
   it.each([
-    ['3 MiB (under the bound)', 3 * MiB],
+    ['1.5 MiB (under the bound)', 1.5 * MiB],
     ['60 MiB', 60 * MiB],
   ])('an unauthenticated gzip bomb Acquire of %s is UNAUTHENTICATED and never inflated', async (_what, size) => {
     const resource = fresh('bomb');
@@ -78,12 +78,12 @@ describe('A6 and V2 at the coordinator', () => {
     expect(ok(await api.describe(resource)).lease).toBeNull();
   });
 
-  it('from a known caller, a 3 MiB bomb is read and refused naming request_id; 60 MiB is RESOURCE_EXHAUSTED unread', async () => {
+  it('from a known caller, a 1.5 MiB bomb is read and refused naming request_id; 60 MiB is RESOURCE_EXHAUSTED unread', async () => {
     const resource = fresh('bomb');
     const authorization = { authorization: `Bearer ${creds.tokens.alice}` };
     const before = await acquiresRead();
     const small = refused(
-      await rawUnaryCall(started.coordinator.address, ACQUIRE, acquireBomb(resource, 3 * MiB), authorization),
+      await rawUnaryCall(started.coordinator.address, ACQUIRE, acquireBomb(resource, 1.5 * MiB), authorization),
     );
     expect([small.code, small.reason, small.fieldViolations.map((v) => v.field)]).toEqual([
       CODE.INVALID_ARGUMENT,

@@ -105,11 +105,12 @@ export async function startSink(config: SinkConfig, options: { log?: Logger } & 
       authenticator,
       // V2: above the payload limit, so an oversize payload reaches
       // validation and is answered INVALID_ARGUMENT naming `payload`; a
-      // request past this bound after decompression (4 MiB by default) is
+      // request past this bound after decompression (2 MiB by default) is
       // RESOURCE_EXHAUSTED MESSAGE_TOO_LARGE, unread (V4); past twice it,
       // grpc-js's bare RESOURCE_EXHAUSTED: the price of never inflating
-      // unbounded input.
-      maxReceiveMessageBytes: Math.max(4 * 1024 * 1024, 4 * config.maxPayloadBytes),
+      // unbounded input. Twice this (4 MiB) is what one call may make the
+      // sink hold before it is judged, as before the gate gave a reason.
+      maxReceiveMessageBytes: Math.max(2 * 1024 * 1024, 2 * config.maxPayloadBytes),
       connectionLimits: config.connectionLimits,
       log,
     });

@@ -64,7 +64,7 @@ const writeBomb = (resultId: string, inflatedBytes: number) =>
 
 describe('A6: nothing is read for a caller before it is authenticated', () => {
   it.each([
-    ['no credentials, 3 MiB (under the bound)', {}, 3 * MiB],
+    ['no credentials, 1.5 MiB (under the bound)', {}, 1.5 * MiB],
     ['no credentials, 60 MiB (the observed attack)', {}, 60 * MiB],
     ['an unknown token, 60 MiB', { authorization: 'Bearer not-a-known-token-000' }, 60 * MiB],
   ])('%s: a gzip bomb Write is UNAUTHENTICATED and never inflated', async (_what, metadata, inflatedBytes) => {
@@ -80,7 +80,7 @@ describe('A6: nothing is read for a caller before it is authenticated', () => {
   it('the same bomb from a known caller is read (so the count above would have seen it)', async () => {
     const before = await writesRead();
     const failure = refused(
-      await rawUnaryCall(sink.address, WRITE, writeBomb('authenticated', 3 * MiB), {
+      await rawUnaryCall(sink.address, WRITE, writeBomb('authenticated', 1.5 * MiB), {
         authorization: `Bearer ${TOKENS.worker}`,
       }),
     );
@@ -97,15 +97,15 @@ describe('A6: nothing is read for a caller before it is authenticated', () => {
 describe('V2, V4: a request is bounded after decompression', () => {
   it('a known caller whose Write inflates past the bound is RESOURCE_EXHAUSTED MESSAGE_TOO_LARGE, naming the bound; nothing stored', async () => {
     const failure = refused(
-      await rawUnaryCall(sink.address, WRITE, writeBomb('too-large', 6 * MiB), {
+      await rawUnaryCall(sink.address, WRITE, writeBomb('too-large', 3 * MiB), {
         authorization: `Bearer ${TOKENS.worker}`,
       }),
     );
-    // The sink's bound: 4 × --max-payload-bytes, at least 4 MiB.
+    // The sink's bound: 2 × --max-payload-bytes, at least 2 MiB.
     expect([failure.code, failure.reason, failure.metadata.limit]).toEqual([
       CODE.RESOURCE_EXHAUSTED,
       'MESSAGE_TOO_LARGE',
-      String(4 * MiB),
+      String(2 * MiB),
     ]);
     expect(await readOrMissing(worker, 'bomb', 'too-large')).toBeUndefined();
   });

@@ -451,7 +451,7 @@ describe('validation of every field (V1, V2)', () => {
 
   it("a payload far over the limit, within gRPC's bound, is still INVALID_ARGUMENT naming payload (V2)", async () => {
     const failure = await failureOf(
-      worker.write({ resource: 'v', token: '1', result_id: 'huge', payload: Buffer.alloc(3 * MiB, 1) }),
+      worker.write({ resource: 'v', token: '1', result_id: 'huge', payload: Buffer.alloc(1.5 * MiB, 1) }),
     );
     expect([failure.code, failure.reason, failure.fieldViolations.map((v) => v.field)]).toEqual([
       CODE.INVALID_ARGUMENT,

@@ -212,8 +212,8 @@ describe('per message, as a unary Write', () => {
     const valid = (resultId: string) => ({
       bytes: fencing.Sink.service.WriteStream.requestSerialize(write('too-large', '1', resultId, 'x')),
     });
-    // 6 MiB once inflated: past the sink's 4 MiB bound, within grpc-js's backstop at twice it.
-    const bomb = gzipBomb(Buffer.alloc(0), 1, 6 * 1024 * 1024);
+    // 3 MiB once inflated: past the sink's 2 MiB bound, within grpc-js's backstop at twice it.
+    const bomb = gzipBomb(Buffer.alloc(0), 1, 3 * 1024 * 1024);
     const { responses, failure } = await rawStreamCall(
       sink.address,
       WRITE_STREAM,
@@ -245,7 +245,7 @@ describe('per message, as a unary Write', () => {
       const lines = logEntries(sink.stderr()).filter((entry) => entry.reason === 'MESSAGE_TOO_LARGE');
       return lines.length > 0 ? lines : undefined;
     });
-    expect(warnings).toEqual([expect.objectContaining({ level: 40, method: 'WriteStream', limit: 4 * 1024 * 1024 })]);
+    expect(warnings).toEqual([expect.objectContaining({ level: 40, method: 'WriteStream', limit: 2 * 1024 * 1024 })]);
   });
 
   it('answers many resources at once, each answer matched to its write by resource and result_id', async () => {
