@@ -54,7 +54,11 @@ describe('a cluster with binaries', () => {
           ((await coordinator.describe('job')).ok && (await sink.fence('job').catch(() => undefined))) || undefined,
         { what: 'both services to answer again' },
       );
-      expect(await round('third')).toEqual({ token: '3', applied: true });
+      // A restarted coordinator resumes past the token block it had reserved
+      // (T1 asks only for a strictly larger token), so not necessarily 3.
+      const third = await round('third');
+      expect(third.applied).toBe(true);
+      expect(BigInt(third.token)).toBeGreaterThan(2n);
     } finally {
       coordinatorChannel.close();
       sinkChannel.close();
