@@ -46,7 +46,7 @@ import * as grpc from '@grpc/grpc-js';
 import { descriptors } from '@fencer/proto';
 import { rememberPrincipal, type Authenticator, type Principal } from './auth.js';
 import { RepeatLimiter, type Logger } from './log.js';
-import { requestsRead, rpcCalls, rpcCallsOpen } from './metrics.js';
+import { requestsRead, rpcCalls, rpcCallsOpen, serviceLabel } from './metrics.js';
 import { toStatus } from './unary.js';
 import { Failure } from './failure.js';
 import { checkEncoding } from './wire-check.js';
@@ -118,8 +118,8 @@ export function callGate(options: {
     ]),
   );
   const prefix = `/${serviceName}/`;
-  // The `service` label the service's unaryFactory counts under ('sink', 'coordinator').
-  const label = serviceName.slice(serviceName.lastIndexOf('.') + 1).toLowerCase();
+  // The label the service's unaryFactory counts under ('sink', 'coordinator').
+  const label = serviceLabel(serviceName);
   /** Logs `reason` for `peer`'s host unless it was logged within the minute; `heldBack` counts what was not. */
   const warnOffender = (peer: string, method: string, reason: keyof typeof WARNINGS, limit: number, size?: number) => {
     const host = peer.slice(0, peer.lastIndexOf(':'));

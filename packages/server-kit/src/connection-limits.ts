@@ -1,4 +1,5 @@
-// V4 at the connection level, for both servers: how many calls one
+// V4 at the connection level, for both servers: how many connections the
+// server holds (its own listener counts them), how many calls one
 // connection may hold open, how much it may make the server buffer for it,
 // and how long a connection that is silent, idle or stuck may live. The call
 // bound is the call gate's (RESOURCE_EXHAUSTED TOO_MANY_STREAMS, a status
@@ -10,8 +11,16 @@ import { InvalidArgumentError, Option } from 'commander';
 import type { ServerOptions } from '@grpc/grpc-js';
 import { positiveInteger } from './cli-options.js';
 
-/** The per-connection bounds of a server; each has a `--max-...`-style flag. */
+/** The connection bounds of a server; each has a `--max-...`-style flag. */
 export interface ConnectionLimits {
+  /**
+   * Connections held at once; the next is closed as it arrives, with a log
+   * line. Below the process's open-file limit, so that a flood of sockets
+   * cannot take the descriptors LevelDB needs.
+   */
+  readonly maxConnections: number;
+  /** Connections held at once from one client address: one host cannot take every place. */
+  readonly maxConnectionsPerHost: number;
   /**
    * Protocol calls open at once on one connection; the next is refused
    * TOO_MANY_STREAMS by the call gate. HTTP/2 (SETTINGS_MAX_CONCURRENT_STREAMS)
@@ -43,6 +52,8 @@ export interface ConnectionLimits {
  * responses on one connection cost 64 MiB, not 1.5 GB.
  */
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = Object.freeze({
+  maxConnections: 4_096,
+  maxConnectionsPerHost: 1_024,
   maxConcurrentStreams: 1_000,
   maxSessionMemoryMib: 64,
   maxConnectionIdleMs: 300_000,
@@ -56,6 +67,16 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = Object.freeze({
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 const FLAGS: readonly { key: keyof ConnectionLimits; flag: string; what: string }[] = [
+  {
+    key: 'maxConnections',
+    flag: 'max-connections',
+    what: 'connections held at once; the next is closed as it arrives and logged. Keep it below the open-file limit (ulimit -n) (V4)',
+  },
+  {
+    key: 'maxConnectionsPerHost',
+    flag: 'max-connections-per-host',
+    what: 'connections held at once from one client address (V4)',
+  },
   {
     key: 'maxConcurrentStreams',
     flag: 'max-concurrent-streams',

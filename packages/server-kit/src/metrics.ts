@@ -4,6 +4,11 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { joinHostPort, listenAddress } from './cli-options.js';
 import { StartupError } from './startup-error.js';
 
+/** The `service` label of a service's metrics: fencing.v1.Sink → sink. */
+export function serviceLabel(serviceName: string): string {
+  return serviceName.slice(serviceName.lastIndexOf('.') + 1).toLowerCase();
+}
+
 /** The process's registry; services add their own metrics to it. */
 export const registry = new Registry();
 
@@ -49,6 +54,30 @@ export const rpcCallsOpen = new Gauge({
   name: 'fencer_rpc_calls_open',
   help: 'Protocol calls open (counted per connection toward --max-concurrent-streams), summed over connections',
   labelNames: ['service'] as const,
+  registers: [registry],
+});
+
+/** V4: connections the server holds, as its listener counts them toward --max-connections. */
+export const connectionsOpen = new Gauge({
+  name: 'fencer_connections_open',
+  help: 'Client connections open (counted toward --max-connections and --max-connections-per-host)',
+  labelNames: ['service'] as const,
+  registers: [registry],
+});
+
+/** V4: connections closed as they arrived, by the bound they would have passed. */
+export const connectionsRefused = new Counter({
+  name: 'fencer_connections_refused_total',
+  help: 'Client connections closed on arrival because a connection bound was reached, by bound',
+  labelNames: ['service', 'limit'] as const,
+  registers: [registry],
+});
+
+/** V4: connections ended, by which side ended them. */
+export const connectionsClosed = new Counter({
+  name: 'fencer_connections_closed_total',
+  help: 'Client connections ended, by the side that ended them (client, server) and whether they made a call',
+  labelNames: ['service', 'closed_by', 'made_calls'] as const,
   registers: [registry],
 });
 

@@ -10,6 +10,8 @@ import type { Authenticator } from './auth.js';
 import { callGate } from './call-gate.js';
 import { joinHostPort, listenAddress } from './cli-options.js';
 import { DEFAULT_CONNECTION_LIMITS, grpcServerOptions, type ConnectionLimits } from './connection-limits.js';
+import { ConnectionListener } from './listener.js';
+import { serviceLabel } from './metrics.js';
 import type { Logger } from './log.js';
 import type { OpenStreams } from './message-stream.js';
 import { StartupError } from './startup-error.js';
@@ -68,17 +70,18 @@ export interface RunningServer {
  * bound, leaving nothing open.
  */
 export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> {
-  const { host } = listenAddress('listen', spec.listen);
+  const { host, port: requestedPort } = listenAddress('listen', spec.listen);
   const limits = spec.connectionLimits ?? DEFAULT_CONNECTION_LIMITS;
   const gate = callGate({
     ...spec,
     maxCallsPerConnection: limits.maxConcurrentStreams,
     maxMessageBytes: spec.maxReceiveMessageBytes,
   });
+  const listener = new ConnectionListener({ bounds: limits, log: spec.log, service: serviceLabel(spec.serviceName) });
   const server = new grpc.Server({
     'grpc.max_receive_message_length': 2 * spec.maxReceiveMessageBytes,
     ...grpcServerOptions(limits),
-    interceptors: [gate.interceptor],
+    interceptors: [listener.interceptor, gate.interceptor],
   });
   server.addService(gate.definition, spec.handlers);
   const health = new HealthImplementation({ '': 'NOT_SERVING', [spec.serviceName]: 'NOT_SERVING' });
@@ -108,23 +111,19 @@ export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> 
     { services: [spec.serviceName, HEALTH_SERVICE] },
   ).addToServer(server);
 
-  let port: number;
+  // The same bound as a plaintext socket that never sends the preface: one ping, unanswered.
+  const injector = server.createConnectionInjector(
+    serverCredentials(spec.tls ?? null, limits.keepaliveMs + limits.keepaliveTimeoutMs),
+  );
   try {
-    port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(
-        spec.listen,
-        // The same bound as a plaintext socket that never sends the preface: one ping, unanswered.
-        serverCredentials(spec.tls ?? null, limits.keepaliveMs + limits.keepaliveTimeoutMs),
-        (error, bound) => (error ? reject(error) : resolve(bound)),
-      ),
-    );
+    await listener.listen(host, requestedPort, injector);
   } catch (error) {
     server.forceShutdown();
-    throw new StartupError(`cannot listen on ${spec.listen}: ${(error as Error).message}`);
+    throw error;
   }
   health.setStatus('', 'SERVING');
   health.setStatus(spec.serviceName, 'SERVING');
-  const address = joinHostPort(host, port);
+  const address = joinHostPort(host, listener.port);
   spec.log.info({ address, tls: !spec.tls ? 'off' : spec.tls.clientCa ? 'mutual' : 'on' }, 'listening');
 
   return {
@@ -139,6 +138,7 @@ export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> 
         // answers what it has read, then ends UNAVAILABLE so its client
         // reconnects, rather than holding the stop for its whole grace.
         spec.streams?.windDown();
+        listener.close();
         const force = setTimeout(() => {
           server.forceShutdown();
           resolve();

@@ -2,7 +2,7 @@
 // 0, its address read from the ready line, killed with real signals.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fencerBin, spawnReady, startCluster, stopChild, type Cluster, type ClusterOptions } from '@fencer/supervisor';
-import { tempDir } from './waiting.js';
+import { eventually, tempDir } from './waiting.js';
 
 /** A running `fencer` process started by startFencer. */
 export interface FencerProcess {
@@ -80,6 +80,17 @@ export function logEntries(stderr: string): Record<string, unknown>[] {
     .split('\n')
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+/** The log entries whose message includes `text`, once there is at least one (bounded wait). */
+export function loggedLines(fencer: FencerProcess, text: string): Promise<Record<string, unknown>[]> {
+  return eventually(
+    () => {
+      const found = logEntries(fencer.stderr()).filter((entry) => String(entry.msg).includes(text));
+      return found.length > 0 ? found : undefined;
+    },
+    { what: `a log line with "${text}"` },
+  );
 }
 
 /**

@@ -64,6 +64,8 @@ describe('coordinator configuration', () => {
         maxIdleResources: 10_000,
       },
       connectionLimits: {
+        maxConnections: 4_096,
+        maxConnectionsPerHost: 1_024,
         maxConcurrentStreams: 1_000,
         maxSessionMemoryMib: 64,
         maxConnectionIdleMs: 300_000,

@@ -88,6 +88,8 @@ describe('sink flags', () => {
       maxPayloadBytes: 1024 * 1024,
       metrics: undefined,
       connectionLimits: {
+        maxConnections: 4_096,
+        maxConnectionsPerHost: 1_024,
         maxConcurrentStreams: 1_000,
         maxSessionMemoryMib: 64,
         maxConnectionIdleMs: 300_000,

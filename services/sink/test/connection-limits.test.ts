@@ -14,6 +14,8 @@ import {
   call,
   CODE,
   eventually,
+  logEntries,
+  loggedLines,
   scrapeMetrics,
   sinkClient,
   startFencer,
@@ -82,6 +84,9 @@ function unreadStream(session: http2.ClientHttp2Session, method: string, body?: 
 /** The RST_STREAM code a stream ended with (0 if still open when `session` closes). */
 const rstCodeOf = (stream: http2.ClientHttp2Stream) =>
   new Promise<number>((resolve) => stream.once('close', () => resolve(stream.rstCode ?? 0)));
+
+/** HOST:PORT (IPv4) as net.connect's options. */
+const endpoint = (address: string) => ({ host: address.split(':')[0]!, port: Number(address.split(':')[1]) });
 
 /** Resolves when the server has closed `socket`; the bound is the test's own timeout. */
 const closedByServer = (socket: net.Socket) =>
@@ -257,12 +262,15 @@ describe('V4: streams per connection are bounded', () => {
 });
 
 describe('V4: silent and idle connections are closed after a bound', () => {
-  it('closes a TCP connection that never sends the HTTP/2 preface (keepalive ping unanswered)', async () => {
+  it('closes a TCP connection that never sends the HTTP/2 preface (keepalive ping unanswered), and says so once per host', async () => {
     const sink = await startSink('silent', ['--keepalive-ms', '200', '--keepalive-timeout-ms', '200']);
-    const [host, port] = [sink.address.split(':')[0]!, Number(sink.address.split(':')[1])];
-    const silent = net.connect(port, host);
-    const halfPreface = net.connect(port, host, () => halfPreface.write('PRI * HTTP/2.0\r\n'));
+    const silent = net.connect(endpoint(sink.address));
+    const halfPreface = net.connect(endpoint(sink.address), () => halfPreface.write('PRI * HTTP/2.0\r\n'));
     await Promise.all([closedByServer(silent), closedByServer(halfPreface)]);
+    const notices = await loggedLines(sink, 'made no call');
+    // Two silent connections from one host, one line (the next minute's line would count the other).
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toMatchObject({ level: 30, host: '127.0.0.1', calls: 0 });
   });
 
   it('closes an HTTP/2 connection idle past --max-connection-idle-ms with a GOAWAY', async () => {
@@ -273,5 +281,70 @@ describe('V4: silent and idle connections are closed after a bound', () => {
     session.on('error', () => undefined);
     expect(await goaway).toBe(http2.constants.NGHTTP2_NO_ERROR);
     await closed;
+  });
+});
+
+describe('V4: the connections a server holds are bounded, in all and per client host', () => {
+  /** A socket to `address` from the loopback address `from`; resolves once connected. */
+  const connectFrom = (address: string, from: string) =>
+    new Promise<net.Socket>((resolve, reject) => {
+      const socket = net.connect({ ...endpoint(address), localAddress: from }, () => resolve(socket));
+      socket.once('error', reject);
+    });
+
+  /** A GetFence over HTTP/2 from `from`: 'answered', or 'closed' if the server closed the connection first. */
+  const getFenceFrom = (address: string, from: string) =>
+    new Promise<string>((resolve) => {
+      const session = http2.connect(`http://${address}`, {
+        createConnection: () => net.connect({ ...endpoint(address), localAddress: from }),
+      });
+      session.on('error', () => undefined);
+      session.once('close', () => resolve('closed'));
+      const stream = unreadStream(session, 'GetFence', readRequestFrame('r', 'x'));
+      stream.resume();
+      stream.once('response', () => {
+        resolve('answered');
+        session.close();
+      });
+    });
+
+  it('closes a connection past --max-connections-per-host or --max-connections as it arrives, logs it once, and takes the next after one leaves', async () => {
+    const sink = await startSink('connections', [
+      '--max-connections-per-host',
+      '2',
+      '--max-connections',
+      '3',
+      '--metrics',
+      '127.0.0.1:0',
+    ]);
+    // 127.0.0.1 takes its two places with silent sockets.
+    const held = [await connectFrom(sink.address, '127.0.0.1'), await connectFrom(sink.address, '127.0.0.1')];
+    await eventually(
+      async () => (/^fencer_connections_open\{service="sink"\} 2$/m.test(await scrapeMetrics(sink)) ? true : undefined),
+      { what: 'both connections to be counted' },
+    );
+    // A third from the same host is closed at once, twice over; another host still gets in.
+    expect(await getFenceFrom(sink.address, '127.0.0.1')).toBe('closed');
+    expect(await getFenceFrom(sink.address, '127.0.0.1')).toBe('closed');
+    const third = await connectFrom(sink.address, '127.0.0.2');
+    // Three held in all: a fourth host is refused by the total.
+    expect(await getFenceFrom(sink.address, '127.0.0.3')).toBe('closed');
+
+    // A place freed is a place taken again.
+    held[0]!.destroy();
+    await eventually(async () => ((await getFenceFrom(sink.address, '127.0.0.1')) === 'answered' ? true : undefined), {
+      what: 'the freed place to be taken',
+    });
+    for (const socket of [held[1]!, third]) socket.destroy();
+
+    const metrics = await scrapeMetrics(sink);
+    expect(metrics).toMatch(/^fencer_connections_refused_total\{service="sink",limit="max-connections-per-host"\} 2$/m);
+    expect(metrics).toMatch(/^fencer_connections_refused_total\{service="sink",limit="max-connections"\} 1$/m);
+    const refusals = logEntries(sink.stderr()).filter((entry) => String(entry.msg).startsWith('refused a connection'));
+    // One line per bound and host within the minute, not one per connection.
+    expect(refusals.map((entry) => [entry.level, entry.host, entry.limit])).toEqual([
+      [40, '127.0.0.1', 2],
+      [40, '127.0.0.3', 3],
+    ]);
   });
 });

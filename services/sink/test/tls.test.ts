@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createTestCa,
   failureOf,
+  loggedLines,
   readClientTls,
   runFencer,
   sinkCalls,
@@ -192,6 +193,9 @@ describe('V4: a TLS handshake is bounded', () => {
       const half = net.connect(port, host, () => half.write(Buffer.from([22, 3, 1, 2, 0, 1, 0, 1, 252, 3])));
       // Node's default would hold both for 120 s, past this test's timeout.
       await Promise.all([closedByServer(silent), closedByServer(half)]);
+      // And the server says so: one line for the host, not one per socket.
+      const notices = await loggedLines(sink, 'made no call');
+      expect(notices.map((entry) => [entry.level, entry.host])).toEqual([[30, '127.0.0.1']]);
     } finally {
       await stopFencer(sink);
     }

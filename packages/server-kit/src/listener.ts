@@ -1,0 +1,138 @@
+// V4: the server's own listening socket, its connections handed to grpc-js
+// through a connection injector. grpc-js closes silent, idle and over-age
+// connections below any handler and says nothing about it, and accepts as
+// many as arrive: 2,100 silent sockets used up the process's descriptors
+// (which LevelDB needs too) and locked every other client out, without a
+// log line. Owning the socket bounds the connections held, in all and per
+// client host, and puts the server's refusals and closures in the log.
+import net from 'node:net';
+import * as grpc from '@grpc/grpc-js';
+import { joinHostPort } from './cli-options.js';
+import { RepeatLimiter, type Logger } from './log.js';
+import { connectionsClosed, connectionsOpen, connectionsRefused } from './metrics.js';
+import { StartupError } from './startup-error.js';
+
+/** How many connections a listener holds at once. */
+export interface ListenerBounds {
+  /** In all: past it a new connection is closed as it arrives. */
+  readonly maxConnections: number;
+  /** From one client address, so that one host cannot take every place. */
+  readonly maxConnectionsPerHost: number;
+  /** A server-side close at or past this age is the age bound's (logged as such). */
+  readonly maxConnectionAgeMs: number;
+}
+
+interface Connection {
+  readonly host: string;
+  readonly openedAt: number;
+  calls: number;
+  peerEnded: boolean;
+}
+
+const NOTICES = {
+  'max-connections': 'refused a connection: --max-connections reached (V4)',
+  'max-connections-per-host': 'refused a connection: --max-connections-per-host reached for its host (V4)',
+  silent: 'closed a connection that made no call: it stayed silent, or its TLS handshake never finished (V4)',
+  aged: 'closed a connection at --max-connection-age-ms (V4)',
+} as const;
+
+/** A bound listening socket feeding one grpc-js server. */
+export class ConnectionListener {
+  readonly #server = net.createServer({ noDelay: true }, (socket) => this.#accept(socket));
+  readonly #bounds: ListenerBounds;
+  readonly #log: Logger;
+  readonly #service: string;
+  #injector: grpc.ConnectionInjector | undefined;
+  /** By grpc-js's peer string (`address:port`), which calls report. */
+  readonly #connections = new Map<string, Connection>();
+  readonly #perHost = new Map<string, number>();
+  // One line per notice, client host and minute, however many connections it opens.
+  readonly #notices = new RepeatLimiter({ windowMs: 60_000, maxKeysPerWindow: 20 });
+
+  /** `service` is the label of its metrics ('sink', 'coordinator'). */
+  constructor(options: { bounds: ListenerBounds; log: Logger; service: string }) {
+    this.#bounds = options.bounds;
+    this.#log = options.log;
+    this.#service = options.service;
+  }
+
+  /**
+   * Binds `host:port` (port 0 picks a free one) and feeds what connects to
+   * `injector`; rejects with StartupError if the address cannot be bound.
+   */
+  async listen(host: string, port: number, injector: grpc.ConnectionInjector): Promise<void> {
+    this.#injector = injector;
+    await new Promise<void>((resolve, reject) => {
+      this.#server.once('error', (error) =>
+        reject(new StartupError(`cannot listen on ${joinHostPort(host, port)}: ${error.message}`)),
+      );
+      this.#server.listen({ host, port }, () => resolve());
+    });
+    this.#server.on('error', (error) => this.#log.error({ err: error }, 'listening socket failed'));
+  }
+
+  /** The bound port. */
+  get port(): number {
+    return (this.#server.address() as net.AddressInfo).port;
+  }
+
+  /** Counts every call (protocol, health, reflection) toward its connection's "made a call". */
+  readonly interceptor: grpc.ServerInterceptor = (_method, call) => {
+    const connection = this.#connections.get(call.getPeer());
+    if (connection) connection.calls++;
+    return new grpc.ServerInterceptingCall(call);
+  };
+
+  /** Stops accepting; connections already open are grpc-js's to wind down. */
+  close(): void {
+    this.#server.close();
+  }
+
+  #accept(socket: net.Socket): void {
+    const host = socket.remoteAddress ?? 'unknown';
+    const fromHost = this.#perHost.get(host) ?? 0;
+    const limit =
+      this.#connections.size >= this.#bounds.maxConnections
+        ? 'max-connections'
+        : fromHost >= this.#bounds.maxConnectionsPerHost
+          ? 'max-connections-per-host'
+          : undefined;
+    if (limit) {
+      socket.destroy();
+      connectionsRefused.inc({ service: this.#service, limit });
+      const bound = limit === 'max-connections' ? this.#bounds.maxConnections : this.#bounds.maxConnectionsPerHost;
+      this.#notice('warn', limit, host, { limit: bound, open: this.#connections.size, fromHost });
+      return;
+    }
+    // grpc-js names a call's peer the same way (server-interceptors getPeer).
+    const peer = `${host}:${socket.remotePort}`;
+    const connection: Connection = { host, openedAt: performance.now(), calls: 0, peerEnded: false };
+    this.#connections.set(peer, connection);
+    this.#perHost.set(host, fromHost + 1);
+    connectionsOpen.inc({ service: this.#service });
+    socket.once('end', () => (connection.peerEnded = true));
+    socket.once('close', (hadError) => this.#closed(peer, connection, hadError));
+    this.#injector!.injectConnection(socket);
+  }
+
+  #closed(peer: string, connection: Connection, hadError: boolean): void {
+    this.#connections.delete(peer);
+    const left = (this.#perHost.get(connection.host) ?? 1) - 1;
+    if (left > 0) this.#perHost.set(connection.host, left);
+    else this.#perHost.delete(connection.host);
+    connectionsOpen.dec({ service: this.#service });
+    // A FIN or a reset from the client ends it on the client's side; otherwise the server closed it.
+    const closedBy = connection.peerEnded || hadError ? 'client' : 'server';
+    connectionsClosed.inc({ service: this.#service, closed_by: closedBy, made_calls: String(connection.calls > 0) });
+    const fields = { peer, ageMs: Math.round(performance.now() - connection.openedAt), calls: connection.calls };
+    if (closedBy === 'server' && connection.calls === 0) this.#notice('info', 'silent', connection.host, fields);
+    else if (closedBy === 'server' && fields.ageMs >= this.#bounds.maxConnectionAgeMs)
+      this.#notice('info', 'aged', connection.host, fields);
+    else this.#log.debug({ ...fields, closedBy }, 'connection closed');
+  }
+
+  #notice(level: 'info' | 'warn', notice: keyof typeof NOTICES, host: string, fields: object): void {
+    const admitted = this.#notices.admit(`${notice} ${host}`);
+    if (admitted.log) this.#log[level]({ host, ...fields, heldBack: admitted.heldBack }, NOTICES[notice]);
+  }
+}
