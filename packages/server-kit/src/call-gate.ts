@@ -87,8 +87,8 @@ export interface CallGate {
  * streaming method gets a RefusedMessage instead, and the stream goes on. Refusals count like any
  * other call. At most `maxCallsPerConnection` calls of the service are open
  * at once on one connection (V4). Calls of other services (health,
- * reflection) pass untouched: load balancers and tools call them without
- * credentials.
+ * reflection) pass untouched, only reported to `onCall`: load balancers
+ * and tools call them without credentials.
  */
 export function callGate(options: {
   serviceName: string;
@@ -96,6 +96,8 @@ export function callGate(options: {
   authenticator: Authenticator;
   maxCallsPerConnection: number;
   maxMessageBytes: number;
+  /** Told of every call, of any service, with its connection's peer: one interceptor layer serves both. */
+  onCall?: (peer: string) => void;
   log: Logger;
 }): CallGate {
   const { serviceName, authenticator, maxMessageBytes, log } = options;
@@ -127,10 +129,11 @@ export function callGate(options: {
     if (admitted.log) log.warn({ peer, method, reason, limit, size, heldBack: admitted.heldBack }, WARNINGS[reason]);
   };
   const interceptor: grpc.ServerInterceptor = (methodDescriptor, call) => {
+    const connection = call.getPeer();
+    options.onCall?.(connection);
     const decoder = decoders.get(methodDescriptor.path);
     if (!decoder) return new grpc.ServerInterceptingCall(call);
     const method = methodDescriptor.path.slice(prefix.length);
-    const connection = call.getPeer();
     let counted = false;
     const gated: grpc.ServerInterceptingCall = new grpc.ServerInterceptingCall(call, {
       start: (next) =>

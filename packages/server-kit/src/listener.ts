@@ -76,12 +76,11 @@ export class ConnectionListener {
     return (this.#server.address() as net.AddressInfo).port;
   }
 
-  /** Counts every call (protocol, health, reflection) toward its connection's "made a call". */
-  readonly interceptor: grpc.ServerInterceptor = (_method, call) => {
-    const connection = this.#connections.get(call.getPeer());
+  /** Counts a call (protocol, health, reflection) of connection `peer` toward its "made a call". */
+  noteCall(peer: string): void {
+    const connection = this.#connections.get(peer);
     if (connection) connection.calls++;
-    return new grpc.ServerInterceptingCall(call);
-  };
+  }
 
   /** Stops accepting; connections already open are grpc-js's to wind down. */
   close(): void {

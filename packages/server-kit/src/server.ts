@@ -72,16 +72,17 @@ export interface RunningServer {
 export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> {
   const { host, port: requestedPort } = listenAddress('listen', spec.listen);
   const limits = spec.connectionLimits ?? DEFAULT_CONNECTION_LIMITS;
+  const listener = new ConnectionListener({ bounds: limits, log: spec.log, service: serviceLabel(spec.serviceName) });
   const gate = callGate({
     ...spec,
     maxCallsPerConnection: limits.maxConcurrentStreams,
     maxMessageBytes: spec.maxReceiveMessageBytes,
+    onCall: (peer) => listener.noteCall(peer),
   });
-  const listener = new ConnectionListener({ bounds: limits, log: spec.log, service: serviceLabel(spec.serviceName) });
   const server = new grpc.Server({
     'grpc.max_receive_message_length': 2 * spec.maxReceiveMessageBytes,
     ...grpcServerOptions(limits),
-    interceptors: [listener.interceptor, gate.interceptor],
+    interceptors: [gate.interceptor],
   });
   server.addService(gate.definition, spec.handlers);
   const health = new HealthImplementation({ '': 'NOT_SERVING', [spec.serviceName]: 'NOT_SERVING' });

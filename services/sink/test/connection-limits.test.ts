@@ -317,12 +317,18 @@ describe('V4: the connections a server holds are bounded, in all and per client 
       '--metrics',
       '127.0.0.1:0',
     ]);
+    /** Waits until the sink counts `count` connections open. */
+    const connectionsOpen = (count: number) =>
+      eventually(
+        async () =>
+          new RegExp(`^fencer_connections_open\\{service="sink"\\} ${count}$`, 'm').test(await scrapeMetrics(sink))
+            ? true
+            : undefined,
+        { what: `${count} connections to be counted open` },
+      );
     // 127.0.0.1 takes its two places with silent sockets.
     const held = [await connectFrom(sink.address, '127.0.0.1'), await connectFrom(sink.address, '127.0.0.1')];
-    await eventually(
-      async () => (/^fencer_connections_open\{service="sink"\} 2$/m.test(await scrapeMetrics(sink)) ? true : undefined),
-      { what: 'both connections to be counted' },
-    );
+    await connectionsOpen(2);
     // A third from the same host is closed at once, twice over; another host still gets in.
     expect(await getFenceFrom(sink.address, '127.0.0.1')).toBe('closed');
     expect(await getFenceFrom(sink.address, '127.0.0.1')).toBe('closed');
@@ -332,9 +338,8 @@ describe('V4: the connections a server holds are bounded, in all and per client 
 
     // A place freed is a place taken again.
     held[0]!.destroy();
-    await eventually(async () => ((await getFenceFrom(sink.address, '127.0.0.1')) === 'answered' ? true : undefined), {
-      what: 'the freed place to be taken',
-    });
+    await connectionsOpen(2);
+    expect(await getFenceFrom(sink.address, '127.0.0.1')).toBe('answered');
     for (const socket of [held[1]!, third]) socket.destroy();
 
     const metrics = await scrapeMetrics(sink);
