@@ -2,7 +2,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StartupError } from '@fencer/server-kit';
-import { tempDir } from '@fencer/testkit';
+import { eventually, tempDir } from '@fencer/testkit';
 import { Level } from 'level';
 import { LevelBackend, openLevelStore } from './level-store.js';
 import { describeStoreContract } from '../../test/store-contract.js';
@@ -136,6 +136,50 @@ describe('LevelDB backend writes', () => {
         expect(await backend.readResult('r', 'x')).toEqual({ token: 2n, payload: Buffer.from([1, 2]) });
       } finally {
         await db.close();
+      }
+    }),
+  );
+
+  it(
+    "a Write's lookups come from memory: a fence once read or stored, a result id the filter knows is new",
+    inTempDir(async (root) => {
+      const open = () =>
+        LevelBackend.open(new Level<string, Buffer>(root, { keyEncoding: 'utf8', valueEncoding: 'buffer' }));
+      const first = await open();
+      await first.writeBatch([
+        { kind: 'fence', resource: 'r', record: { fence: 3n, grantId: 'g3', ownerId: null } },
+        { kind: 'result', resource: 'r', resultId: 'old', result: { token: 3n, payload: new Uint8Array([9]) } },
+      ]);
+      await first.close();
+
+      const backend = await open();
+      try {
+        // Until the scan of stored keys ends, a result lookup reads; the stored result is found either way.
+        const before = backend.resultFilterComplete;
+        expect(await backend.readResult('r', 'old')).toEqual({ token: 3n, payload: Buffer.from([9]) });
+        await eventually(() => (backend.resultFilterComplete ? true : undefined), { what: 'the key scan to end' });
+        expect(await backend.readResult('r', 'old')).toEqual({ token: 3n, payload: Buffer.from([9]) });
+        expect(before || backend.diskReads > 0).toBe(true);
+
+        // The common path of a Write: the fence, then a new result id.
+        expect(await backend.readFence('r')).toEqual({ fence: 3n, grantId: 'g3', ownerId: null });
+        const reads = backend.diskReads;
+        for (let i = 0; i < 100; i++) {
+          expect(await backend.readFence('r')).toEqual({ fence: 3n, grantId: 'g3', ownerId: null });
+          expect(await backend.readResult('r', `new-${i}`)).toBeUndefined();
+        }
+        expect(backend.diskReads - reads).toBeLessThanOrEqual(3); // a rare false "maybe" reads once
+
+        // What is written is what is answered next, from memory.
+        await backend.writeBatch([
+          { kind: 'fence', resource: 'r', record: { fence: 4n, grantId: 'g4', ownerId: 'worker-b' } },
+          { kind: 'result', resource: 'r', resultId: 'new-0', result: { token: 4n, payload: new Uint8Array([1]) } },
+        ]);
+        expect(await backend.readFence('r')).toEqual({ fence: 4n, grantId: 'g4', ownerId: 'worker-b' });
+        expect(await backend.readResult('r', 'new-0')).toEqual({ token: 4n, payload: Buffer.from([1]) });
+        expect(await backend.readFence('never-advanced')).toBeUndefined();
+      } finally {
+        await backend.close();
       }
     }),
   );

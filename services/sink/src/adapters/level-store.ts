@@ -6,9 +6,23 @@ import { openLevelDb, type RepairOptions } from '@fencer/server-kit';
 import type { FenceRecord, StoredResult } from '../core/fence-policy.js';
 import { GroupCommitStore, type DurableBackend } from '../core/group-commit.js';
 import { resultKey, type ResultSummary, type StoreOp } from '../core/store.js';
+import { KeyFilter } from './key-filter.js';
 
 /** On-disk layout version, checked at open so a future layout is never misread. */
 const FORMAT = '1';
+
+/**
+ * Fences kept in memory; past it the one stored or loaded longest ago goes
+ * (a few MiB even with 512-byte resource names).
+ */
+const FENCE_CACHE_ENTRIES = 16_384;
+
+/**
+ * The result-key filter's size, fixed at open (RSS does not grow with the
+ * results stored): 8 MiB keep false "maybe"s near 1 % up to ~6.7 million
+ * results; past that more Writes of a new id read once, as before.
+ */
+const RESULT_FILTER_BYTES = 8 * 1024 * 1024;
 
 type Db = Level<string, Buffer>;
 const binarySublevel = (db: Db, name: string) =>
@@ -57,8 +71,22 @@ function decodeResult(value: Buffer): StoredResult {
   return { token: value.readBigUInt64BE(0), payload: value.subarray(8) };
 }
 
-/** LevelDB underneath a GroupCommitStore. Open it with `openLevelStore`. */
+/**
+ * LevelDB underneath a GroupCommitStore. Open it with `openLevelStore`.
+ *
+ * The sink is its database's only writer, so what a Write must know can be
+ * known without reading: fences are cached (bounded), and a filter of every
+ * stored result key says when a result id is certainly new. Both are filled
+ * from what this backend writes; the filter also from a scan of the keys
+ * already stored, made in the background after open, and until it ends every
+ * result lookup reads.
+ */
 export class LevelBackend implements DurableBackend {
+  readonly #fences = new Map<string, FenceRecord | null>();
+  readonly #resultKeys = new KeyFilter(RESULT_FILTER_BYTES);
+  #resultKeysComplete = false;
+  #diskReads = 0;
+
   private constructor(
     private readonly db: Db,
     private readonly fences: Sublevel,
@@ -77,22 +105,42 @@ export class LevelBackend implements DurableBackend {
       readView(db, 'result'),
     ] as const;
     await Promise.all(sublevels.map((sublevel) => sublevel.open()));
-    return new LevelBackend(db, ...sublevels);
+    const backend = new LevelBackend(db, ...sublevels);
+    backend.#scanResultKeys();
+    return backend;
   }
 
-  // Reads are synchronous (getSync): every Write reads its fence and its
-  // result id, and a hop to libuv's thread pool and back costs ~40x the
-  // lookup itself, which LevelDB answers from its memtable and caches. The
-  // sink is the database's only writer, so a read never waits on a lock; a
-  // lookup that misses the OS page cache blocks the event loop for one disk
-  // read, which the pool would only have hidden, not saved.
+  /** LevelDB lookups made so far: what the caches and the filter did not answer. */
+  get diskReads(): number {
+    return this.#diskReads;
+  }
+
+  /** Whether the filter holds every stored result key (the background scan has ended). */
+  get resultFilterComplete(): boolean {
+    return this.#resultKeysComplete;
+  }
+
+  // Reads are synchronous (getSync): a hop to libuv's thread pool and back
+  // costs ~40x the lookup itself, which LevelDB answers from its memtable and
+  // caches. A read never waits on a lock; a lookup that misses the OS page
+  // cache blocks the event loop for one disk read, which the pool would only
+  // have hidden, not saved.
   async readFence(resource: string): Promise<FenceRecord | undefined> {
-    const value = this.fenceReads.getSync(Buffer.from(resource, 'utf8'));
-    return value === undefined ? undefined : decodeFence(value);
+    let record = this.#fences.get(resource);
+    if (record === undefined) {
+      this.#diskReads++;
+      const value = this.fenceReads.getSync(Buffer.from(resource, 'utf8'));
+      record = value === undefined ? null : decodeFence(value);
+      this.#cacheFence(resource, record);
+    }
+    return record ?? undefined;
   }
 
   async readResult(resource: string, resultId: string): Promise<StoredResult | undefined> {
-    const value = this.resultReads.getSync(Buffer.from(resultKey(resource, resultId), 'utf8'));
+    const key = resultKey(resource, resultId);
+    if (this.#resultKeysComplete && !this.#resultKeys.mayContain(key)) return undefined;
+    this.#diskReads++;
+    const value = this.resultReads.getSync(Buffer.from(key, 'utf8'));
     return value === undefined ? undefined : decodeResult(value);
   }
 
@@ -105,6 +153,9 @@ export class LevelBackend implements DurableBackend {
   }
 
   async writeBatch(ops: readonly StoreOp[]): Promise<void> {
+    // Into the filter before the disk: a key the background scan's snapshot
+    // misses is one written after it began, so it is here already.
+    for (const op of ops) if (op.kind === 'result') this.#resultKeys.add(resultKey(op.resource, op.resultId));
     await this.db.batch(
       ops.map((op) =>
         op.kind === 'fence'
@@ -118,6 +169,26 @@ export class LevelBackend implements DurableBackend {
       ),
       { sync: true },
     );
+    // Only once durable: until then the store's overlay answers for them.
+    for (const op of ops) if (op.kind === 'fence') this.#cacheFence(op.resource, op.record);
+  }
+
+  #cacheFence(resource: string, record: FenceRecord | null): void {
+    this.#fences.delete(resource);
+    this.#fences.set(resource, record);
+    if (this.#fences.size > FENCE_CACHE_ENTRIES) this.#fences.delete(this.#fences.keys().next().value!);
+  }
+
+  /** Adds every stored result key to the filter, then lets the filter answer. */
+  #scanResultKeys(): void {
+    void (async () => {
+      try {
+        for await (const key of this.results.keys()) this.#resultKeys.add(key);
+        this.#resultKeysComplete = true;
+      } catch {
+        // Closed (or failed) midway: the filter stays incomplete and every lookup reads.
+      }
+    })();
   }
 
   async close(): Promise<void> {
