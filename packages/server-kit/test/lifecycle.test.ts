@@ -30,8 +30,12 @@ function serverProcess(name: string, startBody: string, stopBody = '') {
     const go = new Promise((resolve) => createInterface({ input: process.stdin }).once('line', resolve));
     await runUntilSignal('t', createLogger('t'), async () => {
       ${startBody}
+      // A real server's listening socket keeps the process alive until its
+      // stop; without one, a process that has just started could exit 0 on
+      // its own before a SIGTERM already sent to it is handled.
+      const listening = setInterval(() => {}, 60_000);
       announceReady('t', '127.0.0.1:1');
-      return { stop: async () => { ${stopBody} } };
+      return { stop: async () => { ${stopBody}; clearInterval(listening); } };
     });
   `,
   );
