@@ -22,6 +22,16 @@ export interface ListenerBounds {
   readonly maxConnectionAgeMs: number;
 }
 
+interface ListenOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly injector: grpc.ConnectionInjector;
+  readonly bounds: ListenerBounds;
+  readonly log: Logger;
+  /** The label of its metrics ('sink', 'coordinator'). */
+  readonly service: string;
+}
+
 interface Connection {
   readonly host: string;
   readonly openedAt: number;
@@ -39,18 +49,18 @@ const NOTICES = {
 /** A bound listening socket feeding one grpc-js server. */
 export class ConnectionListener {
   readonly #server = net.createServer({ noDelay: true }, (socket) => this.#accept(socket));
+  readonly #injector: grpc.ConnectionInjector;
   readonly #bounds: ListenerBounds;
   readonly #log: Logger;
   readonly #service: string;
-  #injector: grpc.ConnectionInjector | undefined;
   /** By grpc-js's peer string (`address:port`), which calls report. */
   readonly #connections = new Map<string, Connection>();
   readonly #perHost = new Map<string, number>();
   // One line per notice, client host and minute, however many connections it opens.
   readonly #notices = new RepeatLimiter({ windowMs: 60_000, maxKeysPerWindow: 20 });
 
-  /** `service` is the label of its metrics ('sink', 'coordinator'). */
-  constructor(options: { bounds: ListenerBounds; log: Logger; service: string }) {
+  private constructor(options: ListenOptions) {
+    this.#injector = options.injector;
     this.#bounds = options.bounds;
     this.#log = options.log;
     this.#service = options.service;
@@ -60,15 +70,18 @@ export class ConnectionListener {
    * Binds `host:port` (port 0 picks a free one) and feeds what connects to
    * `injector`; rejects with StartupError if the address cannot be bound.
    */
-  async listen(host: string, port: number, injector: grpc.ConnectionInjector): Promise<void> {
-    this.#injector = injector;
+  static async listen(options: ListenOptions): Promise<ConnectionListener> {
+    const listener = new ConnectionListener(options);
+    const server = listener.#server;
+    const { host, port } = options;
     await new Promise<void>((resolve, reject) => {
-      this.#server.once('error', (error) =>
+      server.once('error', (error) =>
         reject(new StartupError(`cannot listen on ${joinHostPort(host, port)}: ${error.message}`)),
       );
-      this.#server.listen({ host, port }, () => resolve());
+      server.listen({ host, port }, () => resolve());
     });
-    this.#server.on('error', (error) => this.#log.error({ err: error }, 'listening socket failed'));
+    server.on('error', (error) => options.log.error({ err: error }, 'listening socket failed'));
+    return listener;
   }
 
   /** The bound port. */
@@ -111,7 +124,7 @@ export class ConnectionListener {
     connectionsOpen.inc({ service: this.#service });
     socket.once('end', () => (connection.peerEnded = true));
     socket.once('close', (hadError) => this.#closed(peer, connection, hadError));
-    this.#injector!.injectConnection(socket);
+    this.#injector.injectConnection(socket);
   }
 
   #closed(peer: string, connection: Connection, hadError: boolean): void {

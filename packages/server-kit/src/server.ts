@@ -72,11 +72,11 @@ export interface RunningServer {
 export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> {
   const { host, port: requestedPort } = listenAddress('listen', spec.listen);
   const limits = spec.connectionLimits ?? DEFAULT_CONNECTION_LIMITS;
-  const listener = new ConnectionListener({ bounds: limits, log: spec.log, service: serviceLabel(spec.serviceName) });
   const gate = callGate({
     ...spec,
     maxCallsPerConnection: limits.maxConcurrentStreams,
     maxMessageBytes: spec.maxReceiveMessageBytes,
+    // Called only once serving, by which time the listener below exists.
     onCall: (peer) => listener.noteCall(peer),
   });
   const server = new grpc.Server({
@@ -116,8 +116,16 @@ export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> 
   const injector = server.createConnectionInjector(
     serverCredentials(spec.tls ?? null, limits.keepaliveMs + limits.keepaliveTimeoutMs),
   );
+  let listener: ConnectionListener;
   try {
-    await listener.listen(host, requestedPort, injector);
+    listener = await ConnectionListener.listen({
+      host,
+      port: requestedPort,
+      injector,
+      bounds: limits,
+      log: spec.log,
+      service: serviceLabel(spec.serviceName),
+    });
   } catch (error) {
     server.forceShutdown();
     throw error;
