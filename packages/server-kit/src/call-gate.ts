@@ -49,7 +49,7 @@ import { RepeatLimiter, type Logger } from './log.js';
 import { requestsRead, rpcCalls, rpcCallsOpen, serviceLabel } from './metrics.js';
 import { toStatus } from './unary.js';
 import { Failure } from './failure.js';
-import { checkEncoding } from './wire-check.js';
+import { decodeStrictly } from './wire-check.js';
 
 /**
  * What a streaming handler receives instead of a request message the gate
@@ -167,8 +167,7 @@ export function callGate(options: {
                   { limit: String(maxMessageBytes) },
                 );
               }
-              checkEncoding(decoder.schema, bytes);
-              request = decoder.decode(bytes);
+              request = decodeStrictly(decoder.schema, bytes, decoder.decode);
             } catch (error) {
               if (methodDescriptor.requestStream && error instanceof Failure) pass(new RefusedMessage(error));
               else refuse(error);

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { descriptors } from '@fencer/proto';
 import { Failure } from './failure.js';
-import { checkEncoding } from './wire-check.js';
+import { checkEncoding, decodeStrictly } from './wire-check.js';
 
 const WRITE = descriptors.getMessage('fencing.v1.WriteRequest')!;
 // AcquireResponse { Lease lease = 1 { string resource = 1; ... uint64 token = 4 }; bool replayed = 2 }
@@ -90,6 +90,14 @@ describe('checkEncoding', () => {
       'wire type 1, but its type is sent as wire type 0',
     ],
     [
+      // Found by the hostile property test: proto-loader's decoder threw on it, an INTERNAL.
+      'a tag in six bytes',
+      WRITE,
+      bytes(0xd2, 0x80, 0x80, 0x80, 0x80, 0x00, 0x00),
+      undefined,
+      'tag longer than 5 bytes (tag at byte 0)',
+    ],
+    [
       'wire type 7 on an unknown field',
       WRITE,
       bytes(0xa7, 0x06),
@@ -111,5 +119,35 @@ describe('checkEncoding', () => {
       fault,
     ]);
     expect(failure.fieldViolations).toEqual(field === undefined ? [] : [{ field, description: fault }]);
+  });
+});
+
+describe('decodeStrictly', () => {
+  it('hands back what the decoder makes of bytes the walk accepts', () => {
+    expect(decodeStrictly(WRITE, Buffer.from([0x0a, 1, 0x72]), (encoded) => encoded.length)).toBe(3);
+  });
+
+  it('turns a decoder that refuses what the walk accepted into MALFORMED_MESSAGE, not an internal error', () => {
+    let thrown: unknown;
+    try {
+      decodeStrictly(WRITE, Buffer.from([0x0a, 1, 0x72]), () => {
+        throw new RangeError('index out of range: 7 + 10 > 7');
+      });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(Failure);
+    expect([(thrown as Failure).reason, (thrown as Failure).metadata.fault]).toEqual([
+      'MALFORMED_MESSAGE',
+      'undecodable: index out of range: 7 + 10 > 7',
+    ]);
+  });
+
+  it('refuses before decoding what the walk refuses', () => {
+    expect(() =>
+      decodeStrictly(WRITE, Buffer.from([0x02, 1, 0x72]), () => {
+        throw new Error('the decoder must not be reached');
+      }),
+    ).toThrow(/field number 0/);
   });
 });

@@ -25,11 +25,29 @@ export function checkEncoding(schema: DescMessage, bytes: Uint8Array): void {
   walk(schema, new BinaryReader(bytes), bytes.length, '', 0);
 }
 
+/**
+ * checkEncoding, then `decode` (proto-loader's): the request object, or
+ * Failure MALFORMED_MESSAGE. Two decoders may still disagree on bytes the
+ * walk let through (an overlong varint inside a length, say), and whatever
+ * the second refuses is the request's fault, never an INTERNAL error.
+ */
+export function decodeStrictly<T>(schema: DescMessage, bytes: Buffer, decode: (bytes: Buffer) => T): T {
+  checkEncoding(schema, bytes);
+  try {
+    return decode(bytes);
+  } catch (error) {
+    throw malformed(undefined, `undecodable: ${(error as Error).message}`);
+  }
+}
+
 function walk(schema: DescMessage, reader: BinaryReader, end: number, prefix: string, depth: number): void {
   if (depth > MAX_DEPTH) throw malformed(prefix.slice(0, -1), `nested more than ${MAX_DEPTH} messages deep`);
   while (reader.pos < end) {
     const at = reader.pos;
     const tag = read(undefined, () => reader.uint32());
+    // A tag is a 32-bit varint: five bytes at most. The reader takes more
+    // (and drops the high bits); proto-loader's decoder does not.
+    if (reader.pos - at > 5) throw malformed(undefined, `tag longer than 5 bytes (tag at byte ${at})`);
     const number = tag >>> 3;
     const wireType = (tag & 7) as WireType; // 6 and 7 name no wire type: skip() refuses them
     if (number === 0) throw malformed(undefined, `field number 0 (tag at byte ${at})`);
