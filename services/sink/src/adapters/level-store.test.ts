@@ -120,8 +120,10 @@ describe('LevelDB backend writes', () => {
     inTempDir(async (root) => {
       const db = new Level<string, Buffer>(root, { keyEncoding: 'utf8', valueEncoding: 'buffer' });
       const calls: { ops: number; sync: unknown }[] = [];
-      const batch = db.batch.bind(db) as (ops: unknown[], options: { sync?: boolean }) => Promise<void>;
-      (db as unknown as { batch: typeof batch }).batch = (ops, options) => {
+      // The backend writes through classic-level's own batch (abstract-level's implementation API).
+      const native = db as unknown as { _batch(ops: unknown[], options: { sync?: boolean }): Promise<void> };
+      const batch = native._batch.bind(db);
+      native._batch = (ops, options) => {
         calls.push({ ops: ops.length, sync: options?.sync });
         return batch(ops, options);
       };
@@ -137,6 +139,20 @@ describe('LevelDB backend writes', () => {
       } finally {
         await db.close();
       }
+    }),
+  );
+
+  it(
+    'a batch after the database closed is refused, not handed to LevelDB',
+    inTempDir(async (root) => {
+      const db = new Level<string, Buffer>(root, { keyEncoding: 'utf8', valueEncoding: 'buffer' });
+      const backend = await LevelBackend.open(db);
+      await db.close();
+      await expect(
+        backend.writeBatch([
+          { kind: 'result', resource: 'r', resultId: 'x', result: { token: 1n, payload: new Uint8Array() } },
+        ]),
+      ).rejects.toThrow("the sink's LevelDB is closed");
     }),
   );
 
