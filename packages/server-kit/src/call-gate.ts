@@ -122,6 +122,7 @@ export function callGate(options: {
   const prefix = `/${serviceName}/`;
   // The label the service's unaryFactory counts under ('sink', 'coordinator').
   const label = serviceLabel(serviceName);
+  const callsOpen = rpcCallsOpen(label);
   /** Logs `reason` for `peer`'s host unless it was logged within the minute; `heldBack` counts what was not. */
   const warnOffender = (peer: string, method: string, reason: keyof typeof WARNINGS, limit: number, size?: number) => {
     const host = peer.slice(0, peer.lastIndexOf(':'));
@@ -144,7 +145,7 @@ export function callGate(options: {
               return;
             }
             counted = true;
-            rpcCallsOpen.inc({ service: label });
+            callsOpen.value += 1;
             let principal: Principal;
             try {
               principal = authenticator.authenticate(metadata, call.getAuthContext());
@@ -156,7 +157,7 @@ export function callGate(options: {
             pass(metadata);
           },
           onReceiveMessage: (bytes: Buffer, pass) => {
-            requestsRead.inc({ service: label, method });
+            requestsRead(label, method).value += 1;
             let request: unknown;
             try {
               if (bytes.length > maxMessageBytes) {
@@ -178,14 +179,14 @@ export function callGate(options: {
           onCancel: () => {
             if (!counted) return;
             open.leave(connection);
-            rpcCallsOpen.dec({ service: label });
+            callsOpen.value -= 1;
             counted = false;
           },
         }),
     });
     const refuse = (error: unknown): void => {
       const { code, details, metadata } = toStatus(error, method, log);
-      rpcCalls.inc({ service: label, method, code: grpc.status[code] });
+      rpcCalls(label, method, grpc.status[code]).value += 1;
       gated.sendStatus({ code, details, metadata });
     };
     const tooManyStreams = (peer: string, method: string): void => {

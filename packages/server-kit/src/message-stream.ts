@@ -73,6 +73,10 @@ export function messageStreamFactory(options: { service: string; log: Logger; st
     handler: MessageStreamHandler<Req, Res>,
   ): grpc.handleBidiStreamingCall<Req | RefusedMessage, Res> {
     const labels = { service, method };
+    const messagesInFlight = streamMessagesInFlight(service, method);
+    const ok = rpcCalls(service, method, 'OK');
+    const counted = (code: grpc.status) =>
+      code === grpc.status.OK ? ok : rpcCalls(service, method, grpc.status[code]);
     return (call) => {
       // The stream has ended (its status sent) or was cancelled: nothing more is handled or sent.
       let over = false;
@@ -83,7 +87,7 @@ export function messageStreamFactory(options: { service: string; log: Logger; st
       const close = () => {
         over = true;
         call.pause();
-        streamMessagesInFlight.dec(labels, inFlight);
+        messagesInFlight.value -= inFlight;
         inFlight = 0;
         unregister();
       };
@@ -91,7 +95,7 @@ export function messageStreamFactory(options: { service: string; log: Logger; st
       const fail = (error: unknown) => {
         close();
         const status = toStatus(error, method, log);
-        rpcCalls.inc({ ...labels, code: grpc.status[status.code] });
+        counted(status.code).value += 1;
         call.emit('error', status);
       };
       let context: CallContext;
@@ -126,19 +130,19 @@ export function messageStreamFactory(options: { service: string; log: Logger; st
       const taken = () => {
         if (over) return;
         inFlight -= 1;
-        streamMessagesInFlight.dec(labels);
+        messagesInFlight.value -= 1;
         flow();
         finishIfDone();
       };
       const answer = (response: Res, code: grpc.status) => {
-        rpcCalls.inc({ ...labels, code: grpc.status[code] });
+        counted(code).value += 1;
         if (!over) call.write(response, taken);
       };
 
       call.on('data', (message: Req | RefusedMessage) => {
         if (over) return;
         inFlight += 1;
-        streamMessagesInFlight.inc(labels);
+        messagesInFlight.value += 1;
         flow();
         const stopTimer = rpcSeconds.startTimer(labels);
         const handled =

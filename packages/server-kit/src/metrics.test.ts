@@ -1,7 +1,7 @@
 // serveMetrics as a scraper meets it: GET /metrics in Prometheus text, any
 // number of endpoints over one process's life, a taken address as StartupError.
 import { describe, expect, it } from 'vitest';
-import { serveMetrics } from './metrics.js';
+import { registry, rpcCalls, rpcCallsOpen, serveMetrics } from './metrics.js';
 import { StartupError } from './startup-error.js';
 
 describe('serveMetrics', () => {
@@ -28,5 +28,24 @@ describe('serveMetrics', () => {
     await expect(serveMetrics(first.address)).rejects.toBeInstanceOf(StartupError);
     await expect(serveMetrics('nowhere')).rejects.toBeInstanceOf(StartupError);
     await first.close();
+  });
+
+  it('hot-path tallies reach the scrape: a counter by its increase, once; a gauge by its value, down too', async () => {
+    const sample = async (series: string) =>
+      (await registry.metrics()).split('\n').find((line) => line.startsWith(`${series} `));
+    const calls = rpcCalls('tally-test', 'Probe', 'OK');
+    const open = rpcCallsOpen('tally-test');
+    calls.value += 3;
+    open.value += 2;
+    expect(await sample('fencer_rpc_calls_total{service="tally-test",method="Probe",code="OK"}')).toMatch(/ 3$/);
+    expect(await sample('fencer_rpc_calls_open{service="tally-test"}')).toMatch(/ 2$/);
+    calls.value += 2;
+    open.value -= 2;
+    // Collected twice: an increase is added to the counter once.
+    await registry.metrics();
+    expect(await sample('fencer_rpc_calls_total{service="tally-test",method="Probe",code="OK"}')).toMatch(/ 5$/);
+    expect(await sample('fencer_rpc_calls_open{service="tally-test"}')).toMatch(/ 0$/);
+    // The same labels are the same tally.
+    expect(rpcCalls('tally-test', 'Probe', 'OK')).toBe(calls);
   });
 });

@@ -33,6 +33,7 @@ export function unaryFactory(options: { service: string; log: Logger }) {
     roles: readonly Role[],
     handle: UnaryHandler<Req, Res>,
   ): grpc.handleUnaryCall<Req, Res> {
+    const ok = rpcCalls(service, method, 'OK');
     return (call, callback) => {
       const stopTimer = rpcSeconds.startTimer({ service, method });
       const run = async (): Promise<Res> => {
@@ -43,13 +44,13 @@ export function unaryFactory(options: { service: string; log: Logger }) {
       run().then(
         (response) => {
           stopTimer();
-          rpcCalls.inc({ service, method, code: 'OK' });
+          ok.value += 1;
           callback(null, response);
         },
         (error: unknown) => {
           stopTimer();
           const status = toStatus(error, method, log);
-          rpcCalls.inc({ service, method, code: grpc.status[status.code] });
+          rpcCalls(service, method, grpc.status[status.code]).value += 1;
           callback(status);
         },
       );
