@@ -45,8 +45,8 @@ interface Pending {
   reject(error: FencerError): void;
 }
 
-/** (resource, result_id) as one map key; JSON keeps any two different pairs apart. */
-const keyOf = (resource: string, resultId: string) => JSON.stringify([resource, resultId]);
+/** (resource, result_id) as one map key; the resource's length keeps any two different pairs apart. */
+const keyOf = (resource: string, resultId: string) => `${resource.length}:${resource}${resultId}`;
 
 /**
  * One WriteStream call and the writes waiting for its answers. It fails as
@@ -55,8 +55,11 @@ const keyOf = (resource: string, resultId: string) => JSON.stringify([resource, 
  */
 class StreamCall {
   readonly #call: grpc.ClientDuplexStream<WriteStreamRequest, WriteStreamResponse__Output>;
-  readonly #pending = new Map<string, Pending & { timer: NodeJS.Timeout }>();
+  /** Unanswered writes in the order they were sent, so the first is the one due soonest. */
+  readonly #pending = new Map<string, { readonly settle: Pending; readonly dueAt: number }>();
   readonly #timeoutMs: number;
+  /** Armed while writes are pending, for the first one's due time (one timer, not one per write). */
+  #timer: NodeJS.Timeout | undefined;
   readonly #onFailed: (call: StreamCall) => void;
   #failed = false;
 
@@ -82,18 +85,27 @@ class StreamCall {
 
   /** Sends one write; `pending` settles with its answer or this call's failure. */
   send(key: string, request: WriteRequest, pending: Pending): void {
-    const timer = setTimeout(
-      () =>
-        this.fail(
-          failure(
-            grpc.status.DEADLINE_EXCEEDED,
-            `no answer to a write within ${this.#timeoutMs} ms: the write stream counts as broken`,
-          ),
-        ),
-      this.#timeoutMs,
-    );
-    this.#pending.set(key, { ...pending, timer });
+    this.#pending.set(key, { settle: pending, dueAt: performance.now() + this.#timeoutMs });
+    this.#timer ??= setTimeout(() => this.#checkDue(), this.#timeoutMs);
     this.#call.write({ write: request });
+  }
+
+  /** Fails the call if its oldest unanswered write is overdue; else waits for that write's due time. */
+  #checkDue(): void {
+    this.#timer = undefined;
+    const oldest = this.#pending.values().next();
+    if (oldest.done) return;
+    const left = oldest.value.dueAt - performance.now();
+    if (left > 0) {
+      this.#timer = setTimeout(() => this.#checkDue(), left);
+      return;
+    }
+    this.fail(
+      failure(
+        grpc.status.DEADLINE_EXCEEDED,
+        `no answer to a write within ${this.#timeoutMs} ms: the write stream counts as broken`,
+      ),
+    );
   }
 
   /** Half-closes: the sink answers what it has, then ends the call. */
@@ -106,11 +118,9 @@ class StreamCall {
     if (this.#failed) return;
     this.#failed = true;
     this.#call.cancel();
+    clearTimeout(this.#timer);
     const rejection = error instanceof AuthError ? error : unknownFate(error);
-    for (const { reject, timer } of this.#pending.values()) {
-      clearTimeout(timer);
-      reject(rejection);
-    }
+    for (const { settle } of this.#pending.values()) settle.reject(rejection);
     this.#pending.clear();
     this.#onFailed(this);
   }
@@ -120,20 +130,26 @@ class StreamCall {
     const pending = this.#pending.get(key);
     if (!pending) {
       // Not a write this call is waiting for: nothing on it can be trusted to match.
-      this.fail(failure(grpc.status.INTERNAL, `the sink answered a write this stream is not waiting for: ${key}`));
+      const pair = JSON.stringify({ resource: answer.resource, result_id: answer.result_id });
+      this.fail(failure(grpc.status.INTERNAL, `the sink answered a write this stream is not waiting for: ${pair}`));
       return;
     }
     this.#pending.delete(key);
-    clearTimeout(pending.timer);
+    if (this.#pending.size === 0) {
+      // Nothing left to time: an idle stream holds no timer.
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+    const { settle } = pending;
     if (answer.written) {
-      pending.resolve({
+      settle.resolve({
         outcome: answer.written.outcome === 'REPLAYED' ? 'replayed' : 'applied',
         fence: BigInt(answer.written.fence),
       });
     } else if (answer.refused) {
-      pending.reject(typedError(remoteFailureOfStatus(answer.refused)));
+      settle.reject(typedError(remoteFailureOfStatus(answer.refused)));
     } else {
-      pending.reject(failure(grpc.status.INTERNAL, 'the sink answered a write with neither a receipt nor a refusal'));
+      settle.reject(failure(grpc.status.INTERNAL, 'the sink answered a write with neither a receipt nor a refusal'));
     }
   }
 }

@@ -6,6 +6,7 @@
 // UnavailableError while every answered one is on disk, byte for byte; the
 // same stream object then writes to the restarted sink.
 import { createHash } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -257,6 +258,60 @@ describe('a sink killed mid-stream (F6, S5)', () => {
       }
     } finally {
       reader.close();
+    }
+  });
+});
+
+describe('a sink that stops answering (SIGSTOP)', () => {
+  const started: FencerProcess[] = [];
+  afterEach(async () => {
+    for (const process of started.splice(0)) {
+      process.kill('SIGCONT');
+      await stopFencer(process);
+    }
+  });
+
+  it('a stream busy for longer than the call timeout lives on; a write unanswered past it fails the stream, and the next write opens a new one', async () => {
+    const dir = tempDir('fencer-client-stream-stop-');
+    dirs.push(dir);
+    const sink = await startFencer(['sink', '--insecure', '--listen', '127.0.0.1:0', '--data', dir.path]);
+    started.push(sink);
+    await sinkCalls(sink.address).advance({ resource: 'paused', token: '1', grant_id: 'g1' });
+    const connection = new SinkConnection({ address: sink.address, callTimeoutMs: 400 });
+    opened.push(connection);
+    const stream = connection.writeStream();
+
+    // Answered writes for three call timeouts: none of them is overdue, so nothing fails.
+    const busyUntil = performance.now() + 1_200;
+    for (let n = 0; performance.now() < busyUntil; n++) {
+      expect(await stream.write(request('paused', 1n, `busy-${n}`, 'x'))).toEqual({ outcome: 'applied', fence: 1n });
+    }
+
+    sink.kill('SIGSTOP');
+    const sentAt = performance.now();
+    const failureOf = (pending: Promise<WriteReceipt>) =>
+      pending.then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    const first = failureOf(stream.write(request('paused', 1n, 'stopped-1', 'x')));
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const second = failureOf(stream.write(request('paused', 1n, 'stopped-2', 'x')));
+    const failures = [await first, await second];
+    // Both fail together, once the first is overdue: the stream as a whole is broken.
+    expect(performance.now() - sentAt).toBeGreaterThanOrEqual(400);
+    for (const error of failures) {
+      expect(error).toBeInstanceOf(UnavailableError);
+      expect((error as UnavailableError).retryable).toBe(true);
+      expect((error as UnavailableError).code).toBe(grpc.status.DEADLINE_EXCEEDED);
+      expect((error as UnavailableError).message).toContain('no answer to a write within 400 ms');
+    }
+
+    sink.kill('SIGCONT');
+    // The same result ids again, on a new stream: applied if they never landed, replayed if they did (F3).
+    for (const resultId of ['stopped-1', 'stopped-2']) {
+      const retried = await stream.write(request('paused', 1n, resultId, 'x'));
+      expect(['applied', 'replayed']).toContain(retried.outcome);
     }
   });
 });
