@@ -20,7 +20,7 @@ import { authorize, principalOf, type Role } from './auth.js';
 import { RefusedMessage } from './call-gate.js';
 import { Failure } from './failure.js';
 import type { Logger } from './log.js';
-import { rpcCalls, rpcSeconds, streamMessagesInFlight } from './metrics.js';
+import { rpcCallsByCode, rpcSeconds, streamMessagesInFlight } from './metrics.js';
 import { asFailure, statusDetailsOf, toStatus, type CallContext, type UnaryHandler } from './unary.js';
 
 /** How one stream message is answered. */
@@ -74,9 +74,7 @@ export function messageStreamFactory(options: { service: string; log: Logger; st
   ): grpc.handleBidiStreamingCall<Req | RefusedMessage, Res> {
     const labels = { service, method };
     const messagesInFlight = streamMessagesInFlight(service, method);
-    const ok = rpcCalls(service, method, 'OK');
-    const counted = (code: grpc.status) =>
-      code === grpc.status.OK ? ok : rpcCalls(service, method, grpc.status[code]);
+    const counted = rpcCallsByCode(service, method);
     return (call) => {
       // The stream has ended (its status sent) or was cancelled: nothing more is handled or sent.
       let over = false;

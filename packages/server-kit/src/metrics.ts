@@ -1,5 +1,6 @@
 // Prometheus metrics, one registry per process, served on --metrics HOST:PORT.
 import { createServer } from 'node:http';
+import * as grpc from '@grpc/grpc-js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { joinHostPort, listenAddress } from './cli-options.js';
 import { StartupError } from './startup-error.js';
@@ -93,6 +94,15 @@ const callTallies = talliedCounter(
 );
 /** Calls by service, method and gRPC code name; each message of a message stream (WriteStream) counts as one call. */
 export const rpcCalls = (service: string, method: string, code: string) => callTallies.of({ service, method, code });
+
+/** One method's calls by gRPC code, the OK tally looked up once: the common answer costs one addition. */
+export function rpcCallsByCode(
+  service: string,
+  method: string,
+): (code: grpc.status) => Tally<'service' | 'method' | 'code'> {
+  const ok = rpcCalls(service, method, 'OK');
+  return (code) => (code === grpc.status.OK ? ok : rpcCalls(service, method, grpc.status[code]));
+}
 
 const readTallies = talliedCounter(
   'fencer_rpc_requests_read_total',

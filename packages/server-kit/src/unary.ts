@@ -8,7 +8,7 @@ import { REASON_CODES } from '@fencer/common';
 import { authorize, principalOf, type Principal, type Role } from './auth.js';
 import { Failure } from './failure.js';
 import type { Logger } from './log.js';
-import { rpcCalls, rpcSeconds } from './metrics.js';
+import { rpcCallsByCode, rpcSeconds } from './metrics.js';
 
 /** What a handler knows about its call besides the request. */
 export interface CallContext {
@@ -33,7 +33,7 @@ export function unaryFactory(options: { service: string; log: Logger }) {
     roles: readonly Role[],
     handle: UnaryHandler<Req, Res>,
   ): grpc.handleUnaryCall<Req, Res> {
-    const ok = rpcCalls(service, method, 'OK');
+    const counted = rpcCallsByCode(service, method);
     return (call, callback) => {
       const stopTimer = rpcSeconds.startTimer({ service, method });
       const run = async (): Promise<Res> => {
@@ -44,13 +44,13 @@ export function unaryFactory(options: { service: string; log: Logger }) {
       run().then(
         (response) => {
           stopTimer();
-          ok.value += 1;
+          counted(grpc.status.OK).value += 1;
           callback(null, response);
         },
         (error: unknown) => {
           stopTimer();
           const status = toStatus(error, method, log);
-          rpcCalls(service, method, grpc.status[status.code]).value += 1;
+          counted(status.code).value += 1;
           callback(status);
         },
       );
