@@ -49,6 +49,7 @@ const EXPECTED: Record<Reason, [ErrorClass, boolean]> = {
   NOT_LEASE_HOLDER: [LeaseLostError, false],
   REQUEST_ID_REUSED: [RequestIdReusedError, false],
   SINK_UNAVAILABLE: [UnavailableError, true],
+  STORAGE_UNAVAILABLE: [UnavailableError, true], // T3: retried once the service is back
   STALE_TOKEN: [LeaseLostError, false],
   TOKEN_NOT_ISSUED: [LeaseLostError, false],
   RESULT_CONFLICT: [ResultConflictError, false],

@@ -146,6 +146,8 @@ const BY_REASON: Record<Reason, (failure: RemoteFailure) => FencerError> = {
   NOT_LEASE_HOLDER: lost,
   REQUEST_ID_REUSED: as(RequestIdReusedError, false),
   SINK_UNAVAILABLE: as(UnavailableError, true),
+  // T3: the service stopped on a failed write; a retry (same request or result id) meets it restarted.
+  STORAGE_UNAVAILABLE: as(UnavailableError, true),
   STALE_TOKEN: lost,
   TOKEN_NOT_ISSUED: lost,
   RESULT_CONFLICT: as(ResultConflictError, false),

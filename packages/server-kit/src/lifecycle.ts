@@ -1,6 +1,7 @@
 // How a server process lives and dies: one JSON ready line on stdout, logs
 // on stderr, a clean stop on SIGTERM/SIGINT, the credentials file read again
-// on SIGHUP, a one-line message and exit 1 when it cannot start.
+// on SIGHUP, a one-line message and exit 1 when it cannot start or its
+// storage fails.
 import type { Logger } from './log.js';
 import { ConfigError, type CredentialsReload } from './server-config.js';
 import { StartupError } from './startup-error.js';
@@ -13,6 +14,8 @@ export function announceReady(service: string, address: string, extra: Record<st
 /** What runUntilSignal runs: anything with a stop that resolves once it is stopped. */
 export interface Stoppable {
   stop(): Promise<void>;
+  /** Resolves with the cause if its store fails (T3): the process then stops and exits 1. */
+  readonly storeFailed?: Promise<Error>;
   /** Re-reads the credentials file (ReloadableAuthenticator.reload); called on SIGHUP. */
   reloadCredentials?(): CredentialsReload;
 }
@@ -31,6 +34,13 @@ export function logCredentialsReload(log: Logger, outcome: CredentialsReload): v
       return;
   }
 }
+
+/**
+ * How long a server whose store failed (T3) lets its calls in progress take
+ * their STORAGE_UNAVAILABLE answers before it exits anyway. They fail at
+ * once, except a coordinator's Acquire waiting on its sink (2 s by default).
+ */
+export const FAIL_STOP_GRACE_MS = 5_000;
 
 /** The environment variable a supervisor sets when it holds the write end of the child's stdin. */
 export const STOP_WITH_PARENT_ENV = 'FENCER_STOP_WITH_PARENT';
@@ -59,7 +69,11 @@ export function whenParentGone(onGone: () => void): void {
  * stop fails). SIGHUP reloads the credentials (logged in one line, see
  * logCredentialsReload) instead of ending the process, as it would by
  * default. A start-up failure prints `fencer <service>: <message>` and
- * exits 1; the same signal again during the stop exits 1 at once.
+ * exits 1; the same signal again during the stop exits 1 at once. A failed
+ * store (T3) is logged in one line naming the cause, then the server stops
+ * (calls in progress get their STORAGE_UNAVAILABLE answers, within
+ * FAIL_STOP_GRACE_MS) and the process exits 1, so that nothing more is
+ * acknowledged; a restart recovers from what was synced.
  */
 export async function runUntilSignal(service: string, log: Logger, start: () => Promise<Stoppable>): Promise<void> {
   let running: Stoppable | undefined;
@@ -116,6 +130,14 @@ export async function runUntilSignal(service: string, log: Logger, start: () => 
     process.stderr.write(`fencer ${service}: ${(error as Error).message}\n`);
     process.exit(1);
   }
+  const server = running;
+  void server.storeFailed?.then((cause) => {
+    log.fatal({ err: cause }, `${cause.message}; stopping, exit 1 (T3)`);
+    stoppingOn ??= 'SIGTERM'; // a signal now ends the process at once
+    const exit = () => process.exit(1);
+    setTimeout(exit, FAIL_STOP_GRACE_MS).unref();
+    server.stop().then(exit, exit);
+  });
   if (stoppingOn) return void stop(running);
   if (reloadAsked) reload();
 }

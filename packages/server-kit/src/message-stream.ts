@@ -4,8 +4,8 @@
 // (A4). Each message is then handled like a unary call and answered by one
 // message. A refusal about the message (a Failure such as INVALID_FIELD,
 // MALFORMED_MESSAGE or STALE_TOKEN) answers that message and ends nothing;
-// a status about the service (UNAVAILABLE: its store failed or it is
-// stopping; INTERNAL: a bug) ends the stream, since every later message
+// a status about the service (STORAGE_UNAVAILABLE: its store failed, T3;
+// UNAVAILABLE: it is stopping; INTERNAL: a bug) ends the stream, since every later message
 // would meet it too.
 //
 // V4: a stream stops being read while `window` of its messages are
@@ -35,7 +35,7 @@ export interface MessageStreamHandler<Req, Res> {
 export const DEFAULT_STREAM_WINDOW = 256;
 
 /** Reasons that speak of the service, not of one message: they end the stream. */
-const ENDS_STREAM = new Set<Reason>(['UNAVAILABLE', 'INTERNAL']);
+const ENDS_STREAM = new Set<Reason>(['UNAVAILABLE', 'STORAGE_UNAVAILABLE', 'INTERNAL']);
 
 /**
  * The open message streams of one server, so that stopping it winds them

@@ -4,7 +4,7 @@
 // with a bare message, the stack going to the log only.
 import * as grpc from '@grpc/grpc-js';
 import { ERROR_DOMAIN, REASON_KEY, STATUS_DETAILS_KEY, encodeStatusDetails, type StatusDetails } from '@fencer/proto';
-import { REASON_CODES } from '@fencer/common';
+import { REASON_CODES, StoreFailedError } from '@fencer/common';
 import { authorize, principalOf, type Principal, type Role } from './auth.js';
 import { Failure } from './failure.js';
 import type { Logger } from './log.js';
@@ -68,9 +68,19 @@ export function toStatus(error: unknown, method: string, log: Logger): grpc.Serv
   return Object.assign(new Error(failure.message), { code: status.code, details: failure.message, metadata });
 }
 
-/** A thrown value as a Failure: itself, or a bare INTERNAL whose cause and stack go to the log only. */
+/**
+ * A thrown value as a Failure: itself; STORAGE_UNAVAILABLE for a failed
+ * store (T3: the service is stopping, and the call may be retried once it is
+ * back; the cause is logged once, where the store failed); or a bare
+ * INTERNAL whose cause and stack go to the log only.
+ */
 export function asFailure(error: unknown, method: string, log: Logger): Failure {
   if (error instanceof Failure) return error;
+  if (error instanceof StoreFailedError)
+    return new Failure(
+      'STORAGE_UNAVAILABLE',
+      'storage failed: this service stopped its writes; retry once it is back (T3)',
+    );
   log.error({ err: error, method }, 'handler failed');
   return new Failure('INTERNAL', 'internal error');
 }

@@ -10,3 +10,4 @@ export * from './standard-services.js';
 export { healthStatus } from '@fencer/supervisor';
 export * from './certificates.js';
 export * from './raw-grpc.js';
+export * from './tmpfs.js';

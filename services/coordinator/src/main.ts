@@ -69,6 +69,8 @@ export interface RunningCoordinator {
   stop(): Promise<void>;
   /** Re-reads the credentials file for every later call, open connections included; a bad file changes nothing. */
   reloadCredentials(): CredentialsReload;
+  /** Resolves with the cause if the store fails (fail-stop, T3); every call is then STORAGE_UNAVAILABLE. */
+  readonly storeFailed: Promise<Error>;
 }
 
 // Created once per process: prom-client refuses duplicate metric names, and
@@ -181,6 +183,7 @@ export async function startCoordinator(
     address: running.server.address,
     metricsAddress: running.metricsServer?.address,
     reloadCredentials: () => authenticator.reload(),
+    storeFailed: store.whenFailed(),
     stop: () =>
       (stopping ??= (async () => {
         await Promise.all(sweepers.map((s) => s.stop()));
@@ -196,7 +199,11 @@ export async function startCoordinator(
   };
 }
 
-/** `fencer coordinator`: prints the ready line and runs until SIGTERM/SIGINT (exit 0); SIGHUP reloads --credentials. */
+/**
+ * `fencer coordinator`: prints the ready line and runs until SIGTERM/SIGINT
+ * (exit 0); SIGHUP reloads --credentials; a failed store (T3) answers the
+ * calls in progress STORAGE_UNAVAILABLE and exits 1 (runUntilSignal).
+ */
 export async function runCoordinator(config: CoordinatorConfig, seams: CoordinatorSeams = {}): Promise<void> {
   const log = createLogger('coordinator');
   routeGrpcLogs(log);

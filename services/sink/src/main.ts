@@ -42,7 +42,7 @@ export interface RunningSink {
   readonly address: string;
   /** HOST:PORT of /metrics, when configured. */
   readonly metricsAddress: string | undefined;
-  /** Resolves with the cause if the store fails (fail-stop); the sink then answers UNAVAILABLE. */
+  /** Resolves with the cause if the store fails (fail-stop, T3); the sink then answers STORAGE_UNAVAILABLE. */
   readonly storeFailed: Promise<Error>;
   /** Stops the server (letting calls finish), then closes the store. Idempotent. */
   stop(): Promise<void>;
@@ -87,7 +87,6 @@ export async function startSink(config: SinkConfig, options: { log?: Logger } & 
     },
   });
   const storeFailed = store.whenFailed();
-  void storeFailed.then((error) => log.fatal({ err: error }, 'storage failed; refusing all calls'));
   const engine = options.engine?.(store) ?? new SinkEngine(store);
   const authenticator = authenticatorFor(config.auth);
   const limits = { ...DEFAULT_LIMITS, maxPayloadBytes: config.maxPayloadBytes };
@@ -140,15 +139,15 @@ export async function startSink(config: SinkConfig, options: { log?: Logger } & 
 
 /**
  * `fencer sink`: runs until SIGTERM/SIGINT (exit 0), reloads --credentials on SIGHUP, and prints the ready
- * line. If the store fails, the process exits 1 at once: its in-memory
- * state can no longer be trusted, and a restart recovers from disk.
+ * line. If the store fails, the calls in progress are answered
+ * STORAGE_UNAVAILABLE and the process exits 1 (runUntilSignal): its
+ * in-memory state can no longer be trusted, and a restart recovers from disk.
  */
 export async function runSink(config: SinkConfig, seams: SinkSeams = {}): Promise<void> {
   const log = createLogger('sink');
   routeGrpcLogs(log);
   await runUntilSignal('sink', log, async () => {
     const sink = await startSink(config, { ...seams, log });
-    void sink.storeFailed.then(() => process.exit(1));
     log.info(
       { address: sink.address, dataDir: config.dataDir, auth: config.auth.kind, metrics: sink.metricsAddress },
       'sink ready',

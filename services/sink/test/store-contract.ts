@@ -4,7 +4,8 @@
 // (F6), exact bytes (S6), and fail-stop after an I/O error.
 import { describe, expect, it } from 'vitest';
 import type { GroupCommitStore } from '../src/core/group-commit.js';
-import { StoreFailedError, type StoreOp } from '../src/core/store.js';
+import { StoreFailedError } from '@fencer/common';
+import type { StoreOp } from '../src/core/store.js';
 
 /** A place a store lives in; reopening it after close is how durability is checked. */
 export interface StoreLocation {

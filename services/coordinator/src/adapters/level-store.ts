@@ -21,7 +21,15 @@
 // time in arrival order. The core awaits every write of a resource before
 // the next one of it (under the resource's lock), so a queued write never
 // races an unsynced one of the same key.
+//
+// T3, fail-stop: the first write or read that fails (disk full, I/O error)
+// fails the store for good. LevelDB goes on appending to its log after a
+// failed append, at the wrong offset and without the bytes it dropped, so
+// every record written after it would be lost on recovery — grants already
+// acknowledged by then included. So nothing more is written: every pending
+// and later call rejects with StoreFailedError, and the process stops.
 import type { Level } from 'level';
+import { StoreFailedError } from '@fencer/common';
 import { openLevelDb, type RepairOptions } from '@fencer/server-kit';
 import type { LeaseStore, StoredResource, StoredState } from '../core/store.js';
 import type { Grant, RequestRecord } from '../core/model.js';
@@ -58,7 +66,7 @@ interface RequestJson {
 }
 
 /** On-disk layout version, stamped and checked at open (openLevelDb). */
-const FORMAT = '1';
+export const LEVEL_STORE_FORMAT = '1';
 
 const SYNCED = { sync: true } as const;
 const UNSYNCED = { sync: false } as const;
@@ -80,6 +88,10 @@ export class LevelStore implements LeaseStore {
   /** Synced writes waiting for the batch in flight to be durable. */
   #queued: QueuedWrite[] = [];
   #writing = false;
+  #failure: StoreFailedError | undefined;
+  #closed = false;
+  #reportFailure!: (failure: StoreFailedError) => void;
+  readonly #failed = new Promise<StoreFailedError>((resolve) => (this.#reportFailure = resolve));
 
   /**
    * Wraps an open Level database with utf8 keys and values; `open` is the
@@ -98,7 +110,12 @@ export class LevelStore implements LeaseStore {
    */
   static async open(dir: string, options: RepairOptions = {}): Promise<LevelStore> {
     const store = new LevelStore(
-      await openLevelDb<string>(dir, { service: 'coordinator', format: FORMAT, valueEncoding: 'utf8', ...options }),
+      await openLevelDb<string>(dir, {
+        service: 'coordinator',
+        format: LEVEL_STORE_FORMAT,
+        valueEncoding: 'utf8',
+        ...options,
+      }),
     );
     await store.ready();
     return store;
@@ -123,7 +140,9 @@ export class LevelStore implements LeaseStore {
   async loadResource(resource: string): Promise<StoredResource | undefined> {
     // Two reads, not one snapshot: the core calls this under the resource's
     // lock, so no write of this resource can land between them.
-    const [counter, grant] = await Promise.all([this.#counters.get(resource), this.#grants.get(resource)]);
+    const [counter, grant] = await this.#guard(() =>
+      Promise.all([this.#counters.get(resource), this.#grants.get(resource)]),
+    );
     if (counter === undefined && grant === undefined) return undefined;
     return {
       counter: counter === undefined ? 0n : BigInt(counter),
@@ -132,7 +151,7 @@ export class LevelStore implements LeaseStore {
   }
 
   async reserveToken(resource: string, token: bigint): Promise<void> {
-    const stored = this.#counterReads.getSync(Buffer.from(resource, 'utf8'));
+    const stored = await this.#guard(async () => this.#counterReads.getSync(Buffer.from(resource, 'utf8')));
     if (stored !== undefined && BigInt(stored) >= token) return; // durably reserved already
     const ceiling = token <= MAX_TOKEN - RESERVATION_BLOCK + 1n ? token + RESERVATION_BLOCK - 1n : token;
     await this.#synced([{ type: 'put', sublevel: this.#counters, key: resource, value: ceiling.toString() }]);
@@ -150,17 +169,24 @@ export class LevelStore implements LeaseStore {
   }
 
   endGrant(grant: Grant): Promise<void> {
-    return this.db.batch([this.#grantPut(grant)], UNSYNCED);
+    return this.#guard(() => this.db.batch([this.#grantPut(grant)], UNSYNCED));
   }
 
   deleteRequests(requestIds: readonly string[]): Promise<void> {
-    return this.db.batch(
-      requestIds.map((key) => ({ type: 'del' as const, sublevel: this.#requests, key })),
-      UNSYNCED,
+    return this.#guard(() =>
+      this.db.batch(
+        requestIds.map((key) => ({ type: 'del' as const, sublevel: this.#requests, key })),
+        UNSYNCED,
+      ),
     );
   }
 
+  whenFailed(): Promise<StoreFailedError> {
+    return this.#failed;
+  }
+
   close(): Promise<void> {
+    this.#closed = true;
     return this.db.close();
   }
 
@@ -172,15 +198,41 @@ export class LevelStore implements LeaseStore {
     });
   }
 
+  /**
+   * Runs one I/O step unless the store has failed or closed; its error fails
+   * the store for good (T3, see the top of this file).
+   */
+  async #guard<T>(io: () => Promise<T>): Promise<T> {
+    if (this.#failure) throw this.#failure;
+    if (this.#closed) throw new StoreFailedError('coordinator storage is closed');
+    try {
+      return await io();
+    } catch (error) {
+      if (this.#closed) throw new StoreFailedError('coordinator storage is closed', { cause: error });
+      this.#failure ??= this.#fail(error);
+      throw this.#failure;
+    }
+  }
+
+  #fail(cause: unknown): StoreFailedError {
+    const failure = new StoreFailedError(`coordinator storage failed: ${(cause as Error)?.message ?? String(cause)}`, {
+      cause,
+    });
+    this.#reportFailure(failure);
+    return failure;
+  }
+
   async #drain(): Promise<void> {
     this.#writing = true;
     while (this.#queued.length > 0) {
       const batch = this.#queued;
       this.#queued = [];
       try {
-        await this.db.batch(
-          batch.flatMap((write) => write.ops),
-          SYNCED,
+        await this.#guard(() =>
+          this.db.batch(
+            batch.flatMap((write) => write.ops),
+            SYNCED,
+          ),
         );
         for (const write of batch) write.resolve();
       } catch (error) {

@@ -5,15 +5,19 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { StartupError } from '@fencer/server-kit';
+import type { Level } from 'level';
+import { StoreFailedError } from '@fencer/common';
+import { openLevelDb, StartupError } from '@fencer/server-kit';
 import type { LeaseStore } from '../core/store.js';
 import type { Grant, RequestRecord } from '../core/model.js';
 import { MemoryDisk, MemoryStore } from '../../test/doubles/memory-store.js';
-import { LevelStore } from './level-store.js';
+import { LEVEL_STORE_FORMAT, LevelStore } from './level-store.js';
 
 interface Harness {
   /** Opens the store over the same backing disk each time. */
   open(): Promise<LeaseStore>;
+  /** Makes the last opened store's next I/O fail, as a full disk would. */
+  breakStorage(): Promise<void>;
   dispose(): void;
 }
 
@@ -22,15 +26,32 @@ const harnesses: [string, () => Harness][] = [
     'MemoryStore',
     () => {
       const disk = new MemoryDisk();
-      return { open: async () => new MemoryStore(disk), dispose() {} };
+      return {
+        open: async () => new MemoryStore(disk),
+        breakStorage: async () => void (disk.failNext = new Error('No space left on device')),
+        dispose() {},
+      };
     },
   ],
   [
     'LevelStore',
     () => {
       const dir = mkdtempSync(join(tmpdir(), 'fencer-store-'));
+      let db: Level<string, string> | undefined;
       return {
-        open: () => LevelStore.open(join(dir, 'data')),
+        // As LevelStore.open does, keeping the database to break it.
+        async open() {
+          db = await openLevelDb<string>(join(dir, 'data'), {
+            service: 'coordinator',
+            format: LEVEL_STORE_FORMAT,
+            valueEncoding: 'utf8',
+          });
+          const store = new LevelStore(db);
+          await store.ready();
+          return store;
+        },
+        // Closing LevelDB underneath the store makes its next write fail as an I/O error would.
+        breakStorage: async () => db?.close(),
         dispose: () => rmSync(dir, { recursive: true, force: true }),
       };
     },
@@ -188,6 +209,27 @@ describe.each(harnesses)('LeaseStore contract: %s', (_name, make) => {
     expect(state.counters.get(resource)).toBeGreaterThanOrEqual(3n);
     expect(state.grants[0]?.resource).toBe(resource);
     expect(state.requests[0]?.requestId).toBe(`${resource}#req`);
+  });
+
+  it('T3 fail-stop: after a failed write every call rejects with StoreFailedError; what was written before stays', async () => {
+    const store = await start();
+    await store.reserveToken('r', 1n);
+    await store.recordGrant(grant(), record());
+    await harness.breakStorage();
+    const failed = store.recordGrant(grant({ token: 2n }), record({ requestId: 'q2', token: 2n }));
+    await expect(failed).rejects.toBeInstanceOf(StoreFailedError);
+    const failure = await store.whenFailed();
+    expect(failure).toBeInstanceOf(StoreFailedError);
+    // Every later call, writes of other keys and reads included, meets the same failure.
+    await expect(store.endGrant(grant({ ended: 'released' }))).rejects.toBe(failure);
+    await expect(store.reserveToken('q', 1_000_000n)).rejects.toBe(failure);
+    await expect(store.changeTtl(grant({ ttlMs: 5_000 }))).rejects.toBe(failure);
+    await expect(store.deleteRequests(['q1'])).rejects.toBe(failure);
+    await expect(store.loadResource('r')).rejects.toBe(failure);
+    await store.close().catch(() => undefined);
+    const state = await (await reopen()).load();
+    expect(state.grants).toEqual([grant()]);
+    expect(state.requests).toEqual([record()]);
   });
 
   it('rejects writes after close', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { gate, hasSettled } from '@fencer/testkit';
-import { FakeClock, UINT64_MAX } from '@fencer/common';
+import { eventually, gate, hasSettled } from '@fencer/testkit';
+import { FakeClock, StoreFailedError, UINT64_MAX } from '@fencer/common';
 import { UNLIMITED } from '../../test/doubles/limits.js';
 import { Coordinator, type AcquireOutcome, type CoreLog } from './coordinator.js';
 import { MemoryDisk, MemoryStore } from '../../test/doubles/memory-store.js';
@@ -133,16 +133,33 @@ describe('L3: reserve, fence, record, reply', () => {
   });
 
   it('grants nothing when recording fails after the fence moved, and never reuses that token', async () => {
-    const { core, sink, disk } = await setup();
+    const { core, sink, disk, reopen } = await setup();
     sink.beforeAdvance = () => {
       disk.failNext = new Error('disk full');
     };
     const request = req();
     await expect(core.acquire(request)).rejects.toThrow('disk full');
     expect(sink.fence('r')).toBe(1n);
-    expect(await core.describe('r')).toEqual({ lease: null, lastToken: 0n });
     sink.beforeAdvance = null;
-    expect(granted(await core.acquire(request)).token).toBe(2n);
+    // T3: the process stops; a restart resumes above the burned token.
+    const restarted = await reopen();
+    expect(await restarted.describe('r')).toEqual({ lease: null, lastToken: 0n });
+    expect(granted(await restarted.acquire(request)).token).toBe(2n);
+  });
+
+  it('T3: once a store write failed, every call is refused with the failure, even those memory could answer', async () => {
+    const { core, disk } = await setup();
+    const lease = granted(await core.acquire(req({ resource: 'held' })));
+    disk.failNext = new Error('No space left on device');
+    const failed = core.acquire(req({ resource: 'other' }));
+    await expect(failed).rejects.toBeInstanceOf(StoreFailedError);
+    const failure = await failed.catch((error: unknown) => error);
+    // A Renew that keeps the TTL and a Describe write nothing: refused all the same.
+    await expect(core.renew({ ...holderOf(lease), ttlMs: 0 })).rejects.toBe(failure);
+    await expect(core.describe('held')).rejects.toBe(failure);
+    await expect(core.release(holderOf(lease))).rejects.toBe(failure);
+    await expect(core.nextToken('held')).rejects.toBe(failure);
+    expect(disk.grants.get('held')?.ended).toBeNull();
   });
 
   it('on FENCE_REGRESSION raises the counter durably above the fence and retries once', async () => {
@@ -370,13 +387,12 @@ describe('L4: Renew', () => {
     expect(disk.journal.length).toBe(before);
   });
 
-  it('L4: if the new TTL cannot be written, the renew fails and the lease keeps its old TTL and expiry', async () => {
+  it('L4: if the new TTL cannot be written, the renew fails and the lease keeps its old TTL', async () => {
     const { core, disk, clock } = await setup();
     const lease = granted(await core.acquire(req()));
     clock.advance(400);
     disk.failNext = new Error('disk full');
     await expect(core.renew({ ...holderOf(lease), ttlMs: 60_000 })).rejects.toThrow('disk full');
-    expect((await core.describe('r')).lease).toEqual({ ...lease, remainingMs: TTL - 400 });
     expect(disk.grants.get('r')?.ttlMs).toBe(TTL);
   });
 
@@ -724,19 +740,26 @@ describe('close(): shutdown never cuts an operation in half', () => {
     granted(await core.acquire(req({ resource: 'a' })));
     granted(await core.acquire(req({ resource: 'b' })));
     clock.advance(TTL);
-    const bAtSink = gate();
-    const bAnswers = gate();
-    disk.failNext = new Error('disk full'); // a's reservation is the sweep's first write
+    const atSink = { a: gate(), b: gate() };
+    const answers = { a: gate(), b: gate() };
     sink.beforeAdvance = async (resource) => {
-      if (resource !== 'b') return;
-      bAtSink.open();
-      await bAnswers.opened;
+      atSink[resource as 'a' | 'b'].open();
+      await answers[resource as 'a' | 'b'].opened;
     };
     const sweep = core.fenceExpiredLeases();
-    await bAtSink.opened;
-    expect(await hasSettled(sweep)).toBe(false); // a has failed, b is still running
-    bAnswers.open();
+    await Promise.all([atSink.a.opened, atSink.b.opened]);
+    disk.failNext = new Error('disk full'); // a's end of grant is the next write
+    answers.a.open();
+    // Once a's write has failed the store, the core refuses every call (T3).
+    await eventually(() =>
+      core.describe('a').then(
+        () => undefined,
+        () => true,
+      ),
+    );
+    expect(await hasSettled(sweep)).toBe(false); // a has failed, b is still at the sink
+    answers.b.open();
     await expect(sweep).rejects.toThrow('disk full');
-    expect(disk.grants.get('b')?.ended).toBe('fenced');
+    expect(disk.grants.get('b')?.ended).toBeNull(); // T3: b's write met the failed store
   });
 });

@@ -3,7 +3,7 @@
 // Orchestration over three ports (LeaseStore, SinkPort, the id generator)
 // and the LeaseTable's decisions. No transport, no timers: the L8 and R3
 // sweeps are methods that an adapter calls on a schedule.
-import { KeyedLock, settleAll, unreachable, type Clock } from '@fencer/common';
+import { KeyedLock, settleAll, unreachable, type Clock, type StoreFailedError } from '@fencer/common';
 import { LeaseTable, type Description, type Residency } from './lease-table.js';
 import type { LeaseStore } from './store.js';
 import type { SinkAdvanceOutcome, SinkPort } from './sink-port.js';
@@ -99,8 +99,9 @@ export type CoordinatorApi = Pick<
  * order, so no two sections wait on each other in a cycle), and in that
  * section first reads the resource's entry back from the store if it left
  * memory (V4), so the table always decides on everything. Rejects only on
- * store I/O failure, leaving memory as it was before the failed write, or
- * when called after `close()`.
+ * store I/O failure, leaving memory as it was before the failed write (and
+ * from then on every call rejects with that StoreFailedError: T3), or when
+ * called after `close()`.
  */
 export class Coordinator {
   readonly #table: LeaseTable;
@@ -112,6 +113,8 @@ export class Coordinator {
   /** Operations in progress, so `close()` can wait for them before the store is closed. */
   readonly #running = new Set<Promise<unknown>>();
   #closed = false;
+  /** T3: set once the store failed; every later call rejects with it, even one memory could answer. */
+  #storeFailure: StoreFailedError | undefined;
 
   private constructor(private readonly deps: CoreDeps) {
     this.#table = new LeaseTable(deps.clock, deps.requestRetentionMs, {
@@ -125,6 +128,7 @@ export class Coordinator {
   static async open(deps: CoreDeps): Promise<Coordinator> {
     const coordinator = new Coordinator(deps);
     coordinator.#table.load(await deps.store.load());
+    void deps.store.whenFailed().then((failure) => (coordinator.#storeFailure = failure));
     return coordinator;
   }
 
@@ -273,6 +277,7 @@ export class Coordinator {
    * first read back, under the resource's lock.
    */
   describe(resource: string): Promise<Description> {
+    if (this.#storeFailure) return Promise.reject(this.#storeFailure);
     if (this.#table.isLoaded(resource)) return Promise.resolve(this.#table.describe(resource));
     return this.#track(() => this.#onResource(resource, async () => this.#table.describe(resource)));
   }
@@ -284,6 +289,7 @@ export class Coordinator {
 
   /** The token the next grant or fence of `resource` would reserve (L6); undefined once none is left (T1). */
   nextToken(resource: string): Promise<bigint | undefined> {
+    if (this.#storeFailure) return Promise.reject(this.#storeFailure);
     if (this.#table.isLoaded(resource)) return Promise.resolve(this.#table.nextToken(resource));
     return this.#track(() => this.#onResource(resource, async () => this.#table.nextToken(resource)));
   }
@@ -490,8 +496,9 @@ export class Coordinator {
     return outcome;
   }
 
-  /** Runs `operation` as one that `close()` waits for; refuses once closed. */
+  /** Runs `operation` as one that `close()` waits for; refuses once closed or once the store failed (T3). */
   #track<T>(operation: () => Promise<T>): Promise<T> {
+    if (this.#storeFailure) return Promise.reject(this.#storeFailure);
     if (this.#closed) return Promise.reject(new Error('the coordinator is closed'));
     const running = operation();
     this.#running.add(running);

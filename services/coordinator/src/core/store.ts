@@ -3,6 +3,7 @@
 // record (L3 step 3, R1) and the latest grant per resource with its current
 // TTL (L7); everything else, expiry included, is rebuilt in memory at start-up
 // and, for a resource whose entry left memory (V4), when it is next touched.
+import type { StoreFailedError } from '@fencer/common';
 import type { Grant, RequestRecord } from './model.js';
 
 /** Everything a store holds, as read once at start-up. */
@@ -30,7 +31,10 @@ export interface StoredResource {
  * an implementation need not order concurrent calls on different keys.
  * Key-value shaped on purpose (one key per counter, grant and request), so
  * an etcd- or Raft-backed store can replace LevelDB without touching core/.
- * Methods reject on I/O failure; the core then changes no in-memory state.
+ * Fail-stop (T3): the first I/O failure fails the store for good; that
+ * call and every pending and later one reject with StoreFailedError, and
+ * `whenFailed` resolves. The core then changes no in-memory state and
+ * answers nothing more, and the process stops.
  */
 export interface LeaseStore {
   /** Reads the whole state (called once, before serving). */
@@ -63,6 +67,8 @@ export interface LeaseStore {
   endGrant(grant: Grant): Promise<void>;
   /** Not necessarily durable: drops collected request records (R3); lost deletes are redone after a restart. */
   deleteRequests(requestIds: readonly string[]): Promise<void>;
+  /** Resolves with the cause once the store has failed (T3); never rejects. */
+  whenFailed(): Promise<StoreFailedError>;
   /** Releases files and locks; further calls reject. */
   close(): Promise<void>;
 }

@@ -1,6 +1,7 @@
 // An in-memory LeaseStore for unit tests and as the reference the LevelDB
 // store is checked against (the shared contract suite runs on both). Its
 // disk can simulate power loss, so tests can tell synced from unsynced writes.
+import { StoreFailedError } from '@fencer/common';
 import type { LeaseStore, StoredResource, StoredState } from '../../src/core/store.js';
 import type { Grant, RequestRecord } from '../../src/core/model.js';
 
@@ -17,7 +18,7 @@ export class MemoryDisk {
   readonly requests = new Map<string, RequestRecord>();
   /** Every write in order, for tests that check L3's ordering and what is synced. */
   readonly journal: { op: WriteOp; key: string; durable: boolean }[] = [];
-  /** When set, the next write rejects with this error (then it clears). */
+  /** When set, the next write fails with this cause, and the store that made it is failed for good (T3). */
   failNext: Error | null = null;
   #synced = {
     counters: new Map<string, bigint>(),
@@ -41,9 +42,15 @@ export class MemoryDisk {
   }
 }
 
-/** A LeaseStore over a MemoryDisk. Writes marked durable in LeaseStore are synced; a closed store rejects. */
+/**
+ * A LeaseStore over a MemoryDisk. Writes marked durable in LeaseStore are
+ * synced; a closed store rejects; a failed write fails it for good (T3).
+ */
 export class MemoryStore implements LeaseStore {
   #open = true;
+  #failure: StoreFailedError | undefined;
+  #reportFailure!: (failure: StoreFailedError) => void;
+  readonly #failed = new Promise<StoreFailedError>((resolve) => (this.#reportFailure = resolve));
 
   constructor(readonly disk: MemoryDisk = new MemoryDisk()) {}
 
@@ -89,20 +96,27 @@ export class MemoryStore implements LeaseStore {
     });
   }
 
+  whenFailed(): Promise<StoreFailedError> {
+    return this.#failed;
+  }
+
   async close(): Promise<void> {
     this.#open = false;
   }
 
   #check(): void {
-    if (!this.#open) throw new Error('store is closed');
+    if (this.#failure) throw this.#failure;
+    if (!this.#open) throw new StoreFailedError('store is closed');
   }
 
   #write(op: WriteOp, key: string, durable: boolean, apply: () => void): void {
     this.#check();
-    const failure = this.disk.failNext;
-    if (failure) {
+    const cause = this.disk.failNext;
+    if (cause) {
       this.disk.failNext = null;
-      throw failure;
+      this.#failure = new StoreFailedError(`storage failed: ${cause.message}`, { cause });
+      this.#reportFailure(this.#failure);
+      throw this.#failure;
     }
     apply();
     this.disk.journal.push({ op, key, durable });

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { turn } from '@fencer/testkit';
 import { MemoryBackend, MemoryDisk, memoryStore } from '../../test/doubles/memory-store.js';
 import { GroupCommitStore } from './group-commit.js';
-import { StoreFailedError, type StoreOp } from './store.js';
+import { StoreFailedError } from '@fencer/common';
+import type { StoreOp } from './store.js';
 
 const fenceOp = (resource: string, fence: bigint): StoreOp => ({
   kind: 'fence',

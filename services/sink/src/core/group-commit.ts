@@ -4,14 +4,8 @@
 // once, so a decision taken under a resource lock sees every earlier one even
 // before it is durable.
 import type { FenceRecord, StoredResult } from './fence-policy.js';
-import {
-  StoreFailedError,
-  assertStorableFence,
-  resultKey,
-  type ResultSummary,
-  type SinkStore,
-  type StoreOp,
-} from './store.js';
+import { StoreFailedError } from '@fencer/common';
+import { assertStorableFence, resultKey, type ResultSummary, type SinkStore, type StoreOp } from './store.js';
 
 /** Durable storage underneath a GroupCommitStore (LevelDB, or memory in tests). */
 export interface DurableBackend {

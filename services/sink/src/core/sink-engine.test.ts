@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { turn } from '@fencer/testkit';
 import { MemoryDisk, memoryStore } from '../../test/doubles/memory-store.js';
 import { SinkEngine } from './sink-engine.js';
-import { StoreFailedError } from './store.js';
+import { StoreFailedError } from '@fencer/common';
 
 const text = (value: string) => new TextEncoder().encode(value);
 

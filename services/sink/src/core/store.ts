@@ -73,11 +73,3 @@ export function assertStorableFence(record: FenceRecord): void {
   if (record.grantId.includes('\u0000'))
     throw new TypeError('a grant_id containing NUL reached the store (V2 forbids it)');
 }
-
-/** The store hit an I/O error (or is closed); nothing it holds in memory may be answered from. */
-export class StoreFailedError extends Error {
-  override name = 'StoreFailedError';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-  }
-}

@@ -22,7 +22,7 @@ import {
   type WriteStreamResponse,
 } from '@fencer/proto';
 import type { SinkApi } from '../core/sink-engine.js';
-import { advanceResponseOrThrow, readResponseOrThrow, rethrowStoreFailure, writeResponseOrThrow } from './status.js';
+import { advanceResponseOrThrow, readResponseOrThrow, writeResponseOrThrow } from './status.js';
 
 /**
  * A4. GetFence also admits the coordinator: L6 has a coordinator that lost
@@ -58,9 +58,7 @@ export function sinkHandlers(
     const resultId = check.id('result_id', request.result_id);
     const payload = check.payload('payload', request.payload);
     check.done();
-    const outcome = await engine
-      .write({ resource, token, resultId, payload, writer: principal.identity })
-      .catch(rethrowStoreFailure);
+    const outcome = await engine.write({ resource, token, resultId, payload, writer: principal.identity });
     return writeResponseOrThrow(outcome, resource);
   };
   return {
@@ -72,7 +70,7 @@ export function sinkHandlers(
       // A5: absent (an --insecure deployment, a client of the old contract) binds no identity.
       const ownerId = request.owner_id === '' ? null : check.id('owner_id', request.owner_id);
       check.done();
-      const outcome = await engine.advanceFence({ resource, token, grantId, ownerId }).catch(rethrowStoreFailure);
+      const outcome = await engine.advanceFence({ resource, token, grantId, ownerId });
       return advanceResponseOrThrow(outcome, resource);
     }),
     Write: unary('Write', SINK_ROLES.Write, write),
@@ -96,20 +94,20 @@ export function sinkHandlers(
       const resource = check.id('resource', request.resource);
       const resultId = check.id('result_id', request.result_id);
       check.done();
-      return readResponseOrThrow(await engine.read(resource, resultId).catch(rethrowStoreFailure));
+      return readResponseOrThrow(await engine.read(resource, resultId));
     }),
     GetFence: unary('GetFence', SINK_ROLES.GetFence, async (request) => {
       const check = new RequestCheck(limits);
       const resource = check.id('resource', request.resource);
       check.done();
-      return { fence: (await engine.getFence(resource).catch(rethrowStoreFailure)).toString() };
+      return { fence: (await engine.getFence(resource)).toString() };
     }),
     ListResults: unary('ListResults', SINK_ROLES.ListResults, async (request) => {
       const check = new RequestCheck(limits);
       const resource = check.id('resource', request.resource);
       const limit = check.count('limit', request.limit, 1, MAX_LIST_RESULTS);
       check.done();
-      const { fence, ownerId, results } = await engine.inspect(resource, limit).catch(rethrowStoreFailure);
+      const { fence, ownerId, results } = await engine.inspect(resource, limit);
       return {
         fence: fence.toString(),
         fence_owner_id: ownerId ?? '',

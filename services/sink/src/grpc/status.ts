@@ -4,7 +4,6 @@
 import { Failure } from '@fencer/server-kit';
 import type { AdvanceFenceResponse, ReadResponse, WriteResponse } from '@fencer/proto';
 import type { AdvanceOutcome, ReadOutcome, WriteOutcome } from '../core/sink-engine.js';
-import { StoreFailedError } from '../core/store.js';
 
 /** APPLIED/REPLAYED become a response; STALE_TOKEN, TOKEN_NOT_ISSUED, OWNER_MISMATCH, RESULT_CONFLICT are thrown as Failure. */
 export function writeResponseOrThrow(outcome: WriteOutcome, resource: string): WriteResponse {
@@ -61,14 +60,4 @@ export function readResponseOrThrow(outcome: ReadOutcome): ReadResponse {
     case 'not-found':
       throw new Failure('RESULT_NOT_FOUND', 'no result is stored under this resource and result_id');
   }
-}
-
-/**
- * A failed store is UNAVAILABLE (the process is stopping; retrying against
- * a restarted sink is safe); any other error passes on and becomes INTERNAL.
- */
-export function rethrowStoreFailure(error: unknown): never {
-  if (error instanceof StoreFailedError)
-    throw new Failure('UNAVAILABLE', 'sink storage is unavailable; retry after the sink restarts');
-  throw error;
 }
