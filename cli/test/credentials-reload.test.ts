@@ -1,8 +1,11 @@
-// A2 on a running server: `fencer sink` and `fencer coordinator` read their
-// credentials file again on SIGHUP, and the new file decides every later
-// call on connections that stay open; a file that cannot be used changes
-// nothing and says why in one log line.
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+// A2, A7 on a running server: `fencer sink` and `fencer coordinator` read
+// their credentials file again on SIGHUP, and the new file decides every
+// later call on connections that stay open. A reload is all or nothing: a
+// file that cannot be used (not JSON, no credential, not a regular file,
+// over 1 MiB) changes nothing, says why in one warning, and never holds the
+// server up; the same file at start is a one-line error and exit 1.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +17,7 @@ import {
   logEntries,
   ok,
   refused,
+  runFencer,
   sinkClient,
   startFencer,
   stopFencer,
@@ -32,6 +36,14 @@ afterAll(async () => {
   dir.remove();
 });
 
+/** Makes a FIFO at `path` (Node has no mkfifo of its own). */
+function mkfifo(path: string): void {
+  execFileSync('mkfifo', [path]);
+}
+
+/** `entries` as valid credentials JSON padded with blanks past MAX_CREDENTIALS_FILE_BYTES (1 MiB). */
+const oversized = (entries: object[]) => JSON.stringify(entries) + ' '.repeat(1024 * 1024);
+
 /** The log entries with `msg`, as the process has written them so far. */
 const logged = (child: FencerProcess, msg: string) => logEntries(child.stderr()).filter((entry) => entry.msg === msg);
 
@@ -46,14 +58,14 @@ async function hangUp(child: FencerProcess, msg: string): Promise<Record<string,
 const services = [
   {
     service: 'sink',
-    args: ['--data', join(dir.path, 'sink')],
+    args: (data: string) => ['--data', data],
     client: (address: string) => sinkClient(address),
     probe: (client: grpc.Client, token: string) =>
       call(client, (client as ReturnType<typeof sinkClient>).GetFence, { resource: 'r' }, token),
   },
   {
     service: 'coordinator',
-    args: ['--data', join(dir.path, 'coordinator'), '--sink', '127.0.0.1:1'],
+    args: (data: string) => ['--data', data, '--sink', '127.0.0.1:1'],
     client: (address: string) => coordinatorClient(address),
     probe: (client: grpc.Client, token: string) =>
       call(client, (client as ReturnType<typeof coordinatorClient>).Describe, { resource: 'r' }, token),
@@ -69,7 +81,14 @@ describe.each(services)('fencer $service, SIGHUP', ({ service, args, client: con
 
   beforeAll(async () => {
     writeCredentials([COORDINATOR, ALICE]);
-    child = await startFencer([service, '--listen', '127.0.0.1:0', '--credentials', file, ...args]);
+    child = await startFencer([
+      service,
+      '--listen',
+      '127.0.0.1:0',
+      '--credentials',
+      file,
+      ...args(join(dir.path, service)),
+    ]);
     children.push(child);
     client = connect(child.address);
     ok(await probe(client, ALICE.token));
@@ -96,23 +115,58 @@ describe.each(services)('fencer $service, SIGHUP', ({ service, args, client: con
   it.each([
     ['is not JSON', () => writeFileSync(file, '[{"token": '), /is not JSON/],
     ['holds an invalid entry', () => writeCredentials([{ ...ALICE, role: 'root' }]), /role must be one of/],
-    [
-      // A directory in its place: unreadable for every user, root included (mode bits are not).
-      'cannot be read',
-      () => {
-        rmSync(file);
-        mkdirSync(file);
-      },
-      /cannot read credentials file .*EISDIR/,
-    ],
-  ])('A2: a file that %s keeps the previous credentials and logs why', async (_what, breakFile, reason) => {
+    ['is missing', () => rmSync(file), /cannot read credentials file .*ENOENT/],
+    ['A7: holds no credential ([])', () => writeCredentials([]), /holds no credential/],
+    ['A7: is a directory', () => (rmSync(file), mkdirSync(file)), /is a directory, not a regular file/],
+    // Nobody ever writes it: reading it as a file would wait for a writer forever.
+    ['A7: is a FIFO', () => (rmSync(file), mkfifo(file)), /is a FIFO, not a regular file/],
+    ['A7: is a symlink to /dev/zero', () => (rmSync(file), symlinkSync('/dev/zero', file)), /is a device/],
+    // Valid credentials but for their size: only the bound refuses them.
+    ['A7: is larger than 1 MiB', () => writeFileSync(file, oversized([COORDINATOR, ALICE])), /larger than 1048576/],
+  ])('A2: a file that %s keeps the previous credentials, with one warning', async (_what, breakFile, reason) => {
     breakFile();
+    const since = logEntries(child.stderr()).length;
     const line = await hangUp(child, 'credentials not reloaded; the previous ones stay');
     expect(line).toMatchObject({ level: 40, path: file, reason: expect.stringMatching(reason) });
-    rmSync(file, { recursive: true });
+    // Answered while the file is still there (a FIFO unwritten): the reload
+    // did not hold the event loop, and after this round trip the one
+    // warning is all the SIGHUP logged.
+    ok(await probe(client, BOB.token));
+    expect(
+      logEntries(child.stderr())
+        .slice(since)
+        .filter((entry) => Number(entry.level) >= 40),
+    ).toEqual([line]);
+    rmSync(file, { recursive: true, force: true });
     writeCredentials([COORDINATOR, ALICE]);
     ok(await probe(client, BOB.token));
     expect(refused(await probe(client, ALICE.token)).code).toBe(CODE.UNAUTHENTICATED);
     expect(reconnected).toBe(false);
+  });
+});
+
+describe.each(services)('fencer $service, start-up (A7)', ({ service, args }) => {
+  it.each([
+    ['holds no credential ([])', 'empty', (file: string) => writeFileSync(file, '[]'), /holds no credential/],
+    ['is a FIFO', 'fifo', mkfifo, /is a FIFO, not a regular file/],
+  ])('a credentials file that %s is a one-line error and exit 1', async (_what, name, make, reason) => {
+    const file = join(dir.path, `${service}-start-${name}`);
+    make(file);
+    try {
+      // Bounded: a server that accepted the file would run until killed.
+      const result = await runFencer(
+        [service, '--listen', '127.0.0.1:0', '--credentials', file, ...args(join(dir.path, `${service}-start`))],
+        { timeoutMs: 15_000 },
+      );
+      expect(result).toMatchObject({ code: 1, stdout: '' });
+      const lines = result.stderr
+        .trim()
+        .split('\n')
+        .filter((line) => !line.startsWith('{'));
+      expect(lines).toEqual([expect.stringMatching(/^error: credentials file /)]);
+      expect(lines[0]).toMatch(reason);
+    } finally {
+      rmSync(file);
+    }
   });
 });

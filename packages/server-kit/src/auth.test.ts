@@ -1,10 +1,17 @@
-import { writeFileSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PeerCertificate } from 'node:tls';
 import { Metadata } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { authorize, credentialsAuthenticator, CredentialsError, readCredentialsFile, requireOwner } from './auth.js';
+import {
+  authorize,
+  credentialsAuthenticator,
+  CredentialsError,
+  MAX_CREDENTIALS_FILE_BYTES,
+  readCredentialsFile,
+  requireOwner,
+} from './auth.js';
 import { Failure } from './failure.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fencer-auth-'));
@@ -27,6 +34,8 @@ const reasonOf = (run: () => unknown) => {
   return 'none';
 };
 
+const VALID = '[{"token":"0123456789abcdefXYZ","identity":"c","role":"coordinator"}]';
+
 describe('credentials file (A2)', () => {
   it.each([
     ['not JSON', '{'],
@@ -44,6 +53,26 @@ describe('credentials file (A2)', () => {
 
   it('rejects a missing file with a CredentialsError', () => {
     expect(() => readCredentialsFile(join(dir, 'absent.json'))).toThrow(CredentialsError);
+  });
+
+  // FIFOs and devices are refused the same way (fstat of the opened file);
+  // they are tested on real processes (cli/test/credentials-reload.test.ts),
+  // where the old way of reading them hangs a child, not the test runner.
+  it.each([
+    ['A7: no credential at all', () => file('empty.json', '[]'), /holds no credential/],
+    ['A7: a directory', () => (mkdirSync(join(dir, 'directory')), join(dir, 'directory')), /is a directory/],
+    [
+      'A7: valid credentials past MAX_CREDENTIALS_FILE_BYTES',
+      () => file('large.json', `${VALID}${' '.repeat(MAX_CREDENTIALS_FILE_BYTES + 1 - VALID.length)}`),
+      /larger than 1048576 bytes/,
+    ],
+  ])('rejects %s, saying why', (_name, make, reason) => {
+    expect(() => readCredentialsFile(make())).toThrow(reason);
+  });
+
+  it('A7: reads a file of exactly MAX_CREDENTIALS_FILE_BYTES', () => {
+    const path = file('at-bound.json', `${VALID}${' '.repeat(MAX_CREDENTIALS_FILE_BYTES - VALID.length)}`);
+    expect(readCredentialsFile(path)).toEqual(JSON.parse(VALID));
   });
 });
 

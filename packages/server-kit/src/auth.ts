@@ -1,8 +1,10 @@
 // A1/A2/A4: bearer tokens, or the verified client certificate of a mutual
 // TLS connection, map to (identity, role) by a credentials file; each RPC
-// names the roles it admits. `--insecure` is an explicit choice.
+// names the roles it admits. `--insecure` is an explicit choice. A7: the
+// file is read the same way at start and on every reload, never blocking
+// and never more than a bound.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import type { PeerCertificate } from 'node:tls';
 import type { Metadata } from '@grpc/grpc-js';
 import { Failure } from './failure.js';
@@ -52,14 +54,64 @@ export class CredentialsError extends Error {
   override name = 'CredentialsError';
 }
 
-/** Parses and checks a credentials file: a JSON array of {token, identity, role}. */
-export function readCredentialsFile(path: string): Credential[] {
-  let text: string;
+/** The largest credentials file read (A7): far beyond any real one, and what one reload may cost. */
+export const MAX_CREDENTIALS_FILE_BYTES = 1024 * 1024;
+
+/**
+ * The text of the regular file at `path` (a symlink is followed), read
+ * without ever waiting for a writer and never more than
+ * MAX_CREDENTIALS_FILE_BYTES (A7). Throws CredentialsError.
+ */
+function readCredentialsText(path: string): string {
+  let fd: number;
   try {
-    text = readFileSync(path, 'utf8');
+    // Opening a FIFO without O_NONBLOCK waits for a writer, and this runs on
+    // the event loop; for a regular file the flag changes nothing.
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
     throw new CredentialsError(`cannot read credentials file ${path}: ${(error as Error).message}`);
   }
+  try {
+    // The opened descriptor, not the path: the path could be swapped for a
+    // FIFO or a device between a check and the open.
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new CredentialsError(`credentials file ${path} is ${kindOf(stat)}, not a regular file`);
+    // Reading one byte past the bound, rather than trusting the size fstat
+    // gave, also catches a file that grows while it is read.
+    const buffer = Buffer.alloc(MAX_CREDENTIALS_FILE_BYTES + 1);
+    let length = 0;
+    while (length < buffer.length) {
+      const read = readSync(fd, buffer, length, buffer.length - length, null);
+      if (read === 0) break;
+      length += read;
+    }
+    if (length > MAX_CREDENTIALS_FILE_BYTES)
+      throw new CredentialsError(`credentials file ${path} is larger than ${MAX_CREDENTIALS_FILE_BYTES} bytes`);
+    return buffer.toString('utf8', 0, length);
+  } catch (error) {
+    if (error instanceof CredentialsError) throw error;
+    throw new CredentialsError(`cannot read credentials file ${path}: ${(error as Error).message}`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** What a file that is not a regular one is, for the operator. */
+function kindOf(stat: Stats): string {
+  if (stat.isFIFO()) return 'a FIFO';
+  if (stat.isCharacterDevice() || stat.isBlockDevice()) return 'a device';
+  if (stat.isDirectory()) return 'a directory';
+  if (stat.isSocket()) return 'a socket';
+  return 'a special file';
+}
+
+/**
+ * Parses and checks a credentials file: a JSON array of at least one
+ * {token, identity, role}, read by readCredentialsText's rules (A7).
+ * Throws CredentialsError saying what is wrong.
+ */
+export function readCredentialsFile(path: string): Credential[] {
+  const text = readCredentialsText(path);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -68,6 +120,9 @@ export function readCredentialsFile(path: string): Credential[] {
   }
   if (!Array.isArray(parsed))
     throw new CredentialsError(`credentials file ${path} must hold a JSON array of {token, identity, role}`);
+  // A7: with no credential every call would be refused; far likelier a
+  // truncated or half-written file than a wish to lock everyone out.
+  if (parsed.length === 0) throw new CredentialsError(`credentials file ${path} holds no credential`);
   const seen = new Set<string>();
   return parsed.map((entry: unknown, index) => {
     const where = `credentials file ${path}, entry ${index}`;

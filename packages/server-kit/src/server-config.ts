@@ -108,7 +108,9 @@ export interface ReloadableAuthenticator extends Authenticator {
 /**
  * The authenticator a resolved ServerAuth calls for. Every call is checked
  * against the credentials in force when it arrives, so a reload takes
- * effect on connections already open, and none is dropped.
+ * effect on connections already open, and none is dropped. A reload is all
+ * or nothing: the file is read and checked by the same code as at start-up
+ * (loadCredentials), and only a valid one replaces the credentials in force.
  */
 export function authenticatorFor(auth: ServerAuth): ReloadableAuthenticator {
   if (auth.kind === 'insecure')
