@@ -9,8 +9,11 @@ import {
   credentialsAuthenticator,
   CredentialsError,
   MAX_CREDENTIALS_FILE_BYTES,
+  reauthenticate,
   readCredentialsFile,
   requireOwner,
+  type Credential,
+  type PeerAuth,
 } from './auth.js';
 import { Failure } from './failure.js';
 
@@ -165,5 +168,45 @@ describe('client certificates in place of a bearer token (A2, mutual TLS)', () =
 
   it('without a verified certificate (plaintext, or TLS without --tls-ca) there is nothing to stand in', () => {
     expect(reasonOf(() => auth.authenticate(withAuth(), {}))).toBe('UNAUTHENTICATED');
+  });
+});
+
+describe('a call that outlives a reload (A7)', () => {
+  const A: Credential = { token: 'worker-a-token-0123456789', identity: 'a', role: 'worker' };
+  const B: Credential = { token: 'worker-b-token-0123456789', identity: 'b', role: 'worker' };
+  const before = credentialsAuthenticator([A, B]);
+  const certificate = (CN: string): PeerAuth => ({ sslPeerCertificate: { subject: { CN } } as PeerCertificate });
+  const opened = (metadata: Metadata, peer?: PeerAuth) => before.authenticate(metadata, peer);
+
+  it('goes on at no cost while the credentials it was opened under are in force', () => {
+    const principal = opened(withAuth(`Bearer ${A.token}`));
+    expect(reauthenticate(before, principal, withAuth('Bearer a-token-never-looked-at'))).toBe(principal);
+  });
+
+  // 'none': the call goes on as the same identity and role (reauthenticate throws otherwise).
+  it.each([
+    ['another entry changed', [A, { ...B, role: 'admin' }], 'none'],
+    ['its token was removed', [B], 'UNAUTHENTICATED'],
+    ['its token now has another role', [{ ...A, role: 'admin' }, B], 'UNAUTHENTICATED'],
+    ['its token now names another identity', [{ ...A, identity: 'b' }, B], 'UNAUTHENTICATED'],
+    ['its identity has a new token instead', [{ ...A, token: 'worker-a-new-token-01234' }, B], 'UNAUTHENTICATED'],
+  ] as const)('a bearer stream after a reload where %s: %s', (_name, after, expected) => {
+    const metadata = withAuth(`Bearer ${A.token}`);
+    const principal = opened(metadata);
+    expect(reasonOf(() => reauthenticate(credentialsAuthenticator(after), principal, metadata))).toBe(expected);
+  });
+
+  it.each([
+    ['its identity keeps its role under other tokens', [{ ...A, token: 'worker-a-new-token-01234' }, B], 'none'],
+    ['its identity was removed', [B], 'UNAUTHENTICATED'],
+    [
+      'its identity now has two roles',
+      [A, { ...A, token: 'worker-a-admin-token-0123', role: 'admin' }],
+      'UNAUTHENTICATED',
+    ],
+  ] as const)('a certificate stream after a reload where %s: %s', (_name, after, expected) => {
+    const principal = opened(withAuth(), certificate('a'));
+    const reloaded = credentialsAuthenticator(after);
+    expect(reasonOf(() => reauthenticate(reloaded, principal, withAuth(), certificate('a')))).toBe(expected);
   });
 });

@@ -2,7 +2,8 @@
 // TLS connection, map to (identity, role) by a credentials file; each RPC
 // names the roles it admits. `--insecure` is an explicit choice. A7: the
 // file is read the same way at start and on every reload, never blocking
-// and never more than a bound.
+// and never more than a bound; a call that outlives a reload (a stream) is
+// judged again under the credentials that replaced its own.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import type { PeerCertificate } from 'node:tls';
@@ -34,12 +35,19 @@ export interface PeerAuth {
 export interface Authenticator {
   readonly enabled: boolean;
   authenticate(metadata: Metadata, peer?: PeerAuth): Principal;
+  /**
+   * Whether `principal` came from the credentials in force now. False once
+   * a reload has replaced them (A7): then only reauthenticate can say
+   * whether the caller still is who it was.
+   */
+  isCurrent(principal: Principal): boolean;
 }
 
 /** Auth off: every call is anonymous and every role check passes. */
 export const insecureAuthenticator: Authenticator = Object.freeze({
   enabled: false,
   authenticate: () => ANONYMOUS,
+  isCurrent: (principal: Principal) => principal === ANONYMOUS,
 });
 
 /** One entry of a credentials file. */
@@ -194,8 +202,10 @@ export function credentialsAuthenticator(credentials: readonly Credential[]): Au
       );
     return principal;
   };
+  const issued = new Set<Principal>(entries.map((entry) => entry.principal));
   return Object.freeze({
     enabled: true,
+    isCurrent: (principal: Principal) => issued.has(principal),
     authenticate(metadata: Metadata, peer?: PeerAuth): Principal {
       const headers = metadata.get('authorization');
       if (headers.length > 0) return byBearer(headers);
@@ -206,6 +216,40 @@ export function credentialsAuthenticator(credentials: readonly Credential[]): Au
       );
     },
   });
+}
+
+/**
+ * A7: who a call authenticated as `opened` (from its `metadata` and `peer`)
+ * is now, for a call that outlives a reload (a stream's next message).
+ * While the credentials it was authenticated under are in force, `opened`
+ * itself, at no cost. After a reload, the call's own credential (its bearer
+ * token, or without one its certificate) must still authenticate as the
+ * same identity with the same role: a token that was removed, or whose
+ * identity or role changed, is UNAUTHENTICATED, even if the identity keeps
+ * another token (a rotation retires the old one). What else the reload
+ * changed does not matter. Throws Failure UNAUTHENTICATED.
+ */
+export function reauthenticate(
+  authenticator: Authenticator,
+  opened: Principal,
+  metadata: Metadata,
+  peer?: PeerAuth,
+): Principal {
+  if (authenticator.isCurrent(opened)) return opened;
+  let now: Principal | undefined;
+  try {
+    now = authenticator.authenticate(metadata, peer);
+  } catch (error) {
+    if (!(error instanceof Failure)) throw error;
+  }
+  // The call's method admitted its role when it opened (A4): another role,
+  // even one the method admits too, is another credential.
+  if (now === undefined || now.identity !== opened.identity || now.role !== opened.role)
+    throw new Failure(
+      'UNAUTHENTICATED',
+      'a credentials reload removed or changed the credential this call was opened with (A7)',
+    );
+  return now;
 }
 
 /** A4: throws PERMISSION_DENIED unless auth is off or the caller's role is admitted. */

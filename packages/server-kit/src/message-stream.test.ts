@@ -48,7 +48,11 @@ interface Message {
 /** A server whose WriteStream handler does what each message's resource says. */
 async function serve(): Promise<RunningServer> {
   const streams = new OpenStreams();
-  const messageStream = messageStreamFactory({ service: 'stream-test', log, streams, window: WINDOW });
+  const authenticator = credentialsAuthenticator([
+    { token: WORKER, identity: 'w1', role: 'worker' },
+    { token: COORDINATOR, identity: 'c', role: 'coordinator' },
+  ]);
+  const messageStream = messageStreamFactory({ service: 'stream-test', log, streams, authenticator, window: WINDOW });
   const WriteStream = messageStream<Message, object>('WriteStream', ['worker'], {
     handle: async ({ write }) => {
       const { resource, result_id } = write!;
@@ -71,10 +75,7 @@ async function serve(): Promise<RunningServer> {
     definition: fencing.Sink.service,
     handlers: { WriteStream },
     streams,
-    authenticator: credentialsAuthenticator([
-      { token: WORKER, identity: 'w1', role: 'worker' },
-      { token: COORDINATOR, identity: 'c', role: 'coordinator' },
-    ]),
+    authenticator,
     maxReceiveMessageBytes: 1024 * 1024,
     log,
   });

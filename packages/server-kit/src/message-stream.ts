@@ -8,6 +8,12 @@
 // UNAVAILABLE: it is stopping; INTERNAL: a bug) ends the stream, since every later message
 // would meet it too.
 //
+// A7: a stream may outlive a reload of the credentials, so a message is
+// handled only if the stream's own credential still names the caller it was
+// opened as (reauthenticate); one that a reload removed or changed ends the
+// stream UNAUTHENTICATED at its next message, which is not handled. While
+// no reload has happened, the check costs one set lookup.
+//
 // V4: a stream stops being read while `window` of its messages are
 // unanswered, an answer counting until the transport has taken it. grpc-js
 // reads the HTTP/2 stream only as the handler consumes messages, so a client
@@ -16,7 +22,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Reason } from '@fencer/common';
 import type { StatusDetails } from '@fencer/proto';
-import { authorize, principalOf, type Role } from './auth.js';
+import { authorize, principalOf, reauthenticate, type Authenticator, type Role } from './auth.js';
 import { RefusedMessage } from './call-gate.js';
 import { Failure } from './failure.js';
 import type { Logger } from './log.js';
@@ -62,10 +68,18 @@ export class OpenStreams {
  * logging and metrics with unaryFactory: a refusal carries the status a
  * unary call would have ended with, and every message counts as one call in
  * the RPC metrics. `streams` collects the open streams for a stop to wind
- * down; `window` bounds each stream's unanswered messages.
+ * down; `window` bounds each stream's unanswered messages; `authenticator`
+ * is the server's (the one its call gate asks), against which each message
+ * checks its stream's caller again (A7).
  */
-export function messageStreamFactory(options: { service: string; log: Logger; streams: OpenStreams; window?: number }) {
-  const { service, log, streams } = options;
+export function messageStreamFactory(options: {
+  service: string;
+  log: Logger;
+  streams: OpenStreams;
+  authenticator: Authenticator;
+  window?: number;
+}) {
+  const { service, log, streams, authenticator } = options;
   const window = options.window ?? DEFAULT_STREAM_WINDOW;
   return function messageStream<Req, Res>(
     method: string,
@@ -139,6 +153,13 @@ export function messageStreamFactory(options: { service: string; log: Logger; st
 
       call.on('data', (message: Req | RefusedMessage) => {
         if (over) return;
+        try {
+          const principal = reauthenticate(authenticator, context.principal, call.metadata, call.getAuthContext());
+          if (principal !== context.principal) context = { principal, log };
+        } catch (error) {
+          fail(error);
+          return;
+        }
         inFlight += 1;
         messagesInFlight.value += 1;
         flow();

@@ -12,6 +12,7 @@ import {
   type Authenticator,
   type Credential,
   type PeerAuth,
+  type Principal,
   type Role,
 } from './auth.js';
 import { hostPort } from './cli-options.js';
@@ -108,9 +109,11 @@ export interface ReloadableAuthenticator extends Authenticator {
 /**
  * The authenticator a resolved ServerAuth calls for. Every call is checked
  * against the credentials in force when it arrives, so a reload takes
- * effect on connections already open, and none is dropped. A reload is all
- * or nothing: the file is read and checked by the same code as at start-up
- * (loadCredentials), and only a valid one replaces the credentials in force.
+ * effect on connections already open, and none is dropped; a stream opened
+ * before a reload is checked again at its next message (reauthenticate, A7).
+ * A reload is all or nothing: the file is read and checked by the same code
+ * as at start-up (loadCredentials), and only a valid one replaces the
+ * credentials in force.
  */
 export function authenticatorFor(auth: ServerAuth): ReloadableAuthenticator {
   if (auth.kind === 'insecure')
@@ -119,6 +122,7 @@ export function authenticatorFor(auth: ServerAuth): ReloadableAuthenticator {
   return Object.freeze({
     enabled: true,
     authenticate: (metadata: Metadata, peer?: PeerAuth) => current.authenticate(metadata, peer),
+    isCurrent: (principal: Principal) => current.isCurrent(principal),
     reload(): CredentialsReload {
       try {
         const credentials = loadCredentials(auth.path, auth.rule);

@@ -46,7 +46,11 @@ export interface RunningSink {
   readonly storeFailed: Promise<Error>;
   /** Stops the server (letting calls finish), then closes the store. Idempotent. */
   stop(): Promise<void>;
-  /** Re-reads the credentials file for every later call, open connections included; a bad file changes nothing. */
+  /**
+   * Re-reads the credentials file for every later call, open connections
+   * included, and for the next message of every open WriteStream (A7); a bad
+   * file changes nothing.
+   */
   reloadCredentials(): CredentialsReload;
 }
 
@@ -99,7 +103,7 @@ export async function startSink(config: SinkConfig, options: { log?: Logger } & 
       listen: config.listen,
       tls: config.tls,
       definition: fencing.Sink.service,
-      handlers: sinkHandlers(engine, { log, limits, streams }),
+      handlers: sinkHandlers(engine, { log, limits, streams, authenticator }),
       streams,
       authenticator,
       // V2: above the payload limit, so an oversize payload reaches

@@ -29,13 +29,14 @@ import type { SinkApi } from '../src/core/sink-engine.js';
  */
 export function serveSinkApi(api: SinkApi): Promise<RunningServer> {
   const streams = new OpenStreams();
+  const authenticator = insecureAuthenticator;
   return startGrpcServer({
     serviceName: SERVICE_NAMES.sink,
     listen: '127.0.0.1:0',
     definition: fencing.Sink.service,
-    handlers: sinkHandlers(api, { log: silentLogger, limits: DEFAULT_LIMITS, streams }),
+    handlers: sinkHandlers(api, { log: silentLogger, limits: DEFAULT_LIMITS, streams, authenticator }),
     streams,
-    authenticator: insecureAuthenticator,
+    authenticator,
     maxReceiveMessageBytes: 4 * DEFAULT_LIMITS.maxPayloadBytes,
     log: silentLogger,
   });

@@ -7,6 +7,7 @@ import {
   RequestCheck,
   messageStreamFactory,
   unaryFactory,
+  type Authenticator,
   type CallContext,
   type Limits,
   type Logger,
@@ -42,15 +43,17 @@ export const MAX_LIST_RESULTS = 1000;
 
 /**
  * The fencing.v1.Sink implementation over `engine`; `limits` bound ids and
- * payloads (V2); `streams` collects open WriteStreams for a stop to wind down.
+ * payloads (V2); `streams` collects open WriteStreams for a stop to wind down;
+ * `authenticator` is the server's, which a WriteStream asks again at each
+ * message (A7).
  */
 export function sinkHandlers(
   engine: SinkApi,
-  options: { log: Logger; limits: Limits; streams: OpenStreams },
+  options: { log: Logger; limits: Limits; streams: OpenStreams; authenticator: Authenticator },
 ): SinkHandlers {
-  const { limits } = options;
-  const unary = unaryFactory({ service: 'sink', log: options.log });
-  const messageStream = messageStreamFactory({ service: 'sink', log: options.log, streams: options.streams });
+  const { limits, log, streams, authenticator } = options;
+  const unary = unaryFactory({ service: 'sink', log });
+  const messageStream = messageStreamFactory({ service: 'sink', log, streams, authenticator });
   const write = async (request: WriteRequest__Output, { principal }: CallContext): Promise<WriteResponse> => {
     const check = new RequestCheck(limits);
     const resource = check.id('resource', request.resource);
