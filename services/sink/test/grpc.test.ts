@@ -498,7 +498,7 @@ describe('a sink configured with a smaller payload limit, without auth', () => {
 });
 
 describe('storage failure', () => {
-  it('fail-stop: calls waiting on a batch that fails are UNAVAILABLE (never OK, never a refusal), and so is every later call', async () => {
+  it('fail-stop: calls waiting on a batch that fails are STORAGE_UNAVAILABLE (T3; never OK, never a refusal), and so is every later call', async () => {
     const { store, backend } = memoryStore(undefined, { manualSync: true });
     const server = await serveSinkApi(new SinkEngine(store));
     const client = sinkCalls(server.address);
@@ -522,7 +522,7 @@ describe('storage failure', () => {
       backend.failNext();
       for (const call of [advance, stale, applied, client.getFence('r'), client.read('r', 'new')]) {
         const failure = await failureOf(call);
-        expect([failure.code, failure.reason]).toEqual([CODE.UNAVAILABLE, 'UNAVAILABLE']);
+        expect([failure.code, failure.reason]).toEqual([CODE.UNAVAILABLE, 'STORAGE_UNAVAILABLE']);
       }
       expect(backend.disk.fences.get('r')?.fence).toBe(1n);
       expect(backend.disk.results.size).toBe(0);
@@ -532,7 +532,7 @@ describe('storage failure', () => {
     }
   });
 
-  it('fail-stop: a failed read is answered UNAVAILABLE, and so is every later call', async () => {
+  it('fail-stop: a failed read is answered STORAGE_UNAVAILABLE (T3), and so is every later call', async () => {
     const { store, backend } = memoryStore();
     const server = await serveSinkApi(new SinkEngine(store));
     const client = sinkCalls(server.address);
@@ -546,7 +546,7 @@ describe('storage failure', () => {
         client.read('r', 'x'),
       ]) {
         const failure = await failureOf(call);
-        expect([failure.code, failure.reason]).toEqual([CODE.UNAVAILABLE, 'UNAVAILABLE']);
+        expect([failure.code, failure.reason]).toEqual([CODE.UNAVAILABLE, 'STORAGE_UNAVAILABLE']);
       }
       expect(await store.whenFailed()).toBeInstanceOf(Error);
     } finally {

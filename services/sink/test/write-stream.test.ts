@@ -394,7 +394,7 @@ describe('over a hand-cranked disk', () => {
     }
   });
 
-  it('fail-stop: a store failure ends the stream UNAVAILABLE, with no answer for the writes it held', async () => {
+  it('fail-stop: a store failure ends the stream STORAGE_UNAVAILABLE (T3), with no answer for the writes it held', async () => {
     const { store, backend } = memoryStore(undefined, { manualSync: true });
     const server = await serveSinkApi(new SinkEngine(store));
     const admin = sinkCalls(server.address);
@@ -411,7 +411,7 @@ describe('over a hand-cranked disk', () => {
       await eventually(() => (store.stats.commits === 3 ? true : undefined), { what: 'both writes committed' });
       backend.failNext();
       const ended = (await s.ended) as RemoteFailure;
-      expect([ended.code, ended.reason]).toEqual([CODE.UNAVAILABLE, 'UNAVAILABLE']);
+      expect([ended.code, ended.reason]).toEqual([CODE.UNAVAILABLE, 'STORAGE_UNAVAILABLE']);
       expect(s.answers).toEqual([]);
       expect(backend.disk.results.size).toBe(0);
     } finally {
