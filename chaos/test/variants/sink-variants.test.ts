@@ -8,17 +8,19 @@ import { startSinkProcess, stopAll } from './helpers.js';
 let dir: ReturnType<typeof tempDir>;
 let real: FencerProcess;
 let lenient: FencerProcess;
+let staleAccepting: FencerProcess;
 let twoStep: FencerProcess;
 beforeAll(async () => {
   dir = tempDir('fencer-variants-sink-');
-  [real, lenient, twoStep] = await Promise.all([
+  [real, lenient, staleAccepting, twoStep] = await Promise.all([
     startSinkProcess(dir.path),
     startSinkProcess(dir.path, 'lenient-sink'),
+    startSinkProcess(dir.path, 'stale-accepting-sink'),
     startSinkProcess(dir.path, 'two-step-sink'),
   ]);
 });
 afterAll(async () => {
-  await stopAll([real, lenient, twoStep]);
+  await stopAll([real, lenient, staleAccepting, twoStep]);
   dir?.remove();
 });
 
@@ -56,6 +58,18 @@ describe('lenient-sink (F1 broken)', () => {
       stored: '2',
       fence: '1',
       below: { outcome: 'STALE_TOKEN', fence: '3' },
+    });
+  });
+});
+
+describe('stale-accepting-sink (F1 broken)', () => {
+  it('applies a Write whose token is below the fence, which the real sink refuses STALE_TOKEN', async () => {
+    // Answered under the fence it did not match, which stays where it was; an invented token is still refused.
+    expect(await aboveThenBelowTheFence(staleAccepting.address)).toEqual({
+      above: { outcome: 'TOKEN_NOT_ISSUED', fence: '1' },
+      stored: undefined,
+      fence: '1',
+      below: { outcome: 'APPLIED', fence: '3' },
     });
   });
 });

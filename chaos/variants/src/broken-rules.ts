@@ -16,6 +16,20 @@ export const lenientWrite: WritePolicy = (current, existing, attempt) =>
     : decideWrite(current, existing, attempt);
 
 /**
+ * F1 broken the other way: a token below the fence is judged as if it were
+ * the fence, so `token <= fence` is accepted and a fenced-out holder's late
+ * write lands — the bug the whole protocol exists to prevent. The stale
+ * token's owner is not kept (A5 binds only the current fence), so it is
+ * judged bound to nobody; else auth would refuse the old holder's write as
+ * OWNER_MISMATCH and not every stale write would be accepted. A token above
+ * the fence, and F3 after the token check, are judged as decideWrite does.
+ */
+export const staleAcceptingWrite: WritePolicy = (current, existing, attempt) =>
+  current !== undefined && attempt.token < current.fence
+    ? decideWrite({ ...current, fence: attempt.token, ownerId: null }, existing, attempt)
+    : decideWrite(current, existing, attempt);
+
+/**
  * L3 broken: every AdvanceFence is reported done at once and only sent to
  * `sink` `delayMs` later, so the coordinator grants a token while the sink
  * still accepts the previous holder's. What the sink answers is ignored;

@@ -1,4 +1,4 @@
-// The four deliberately broken services, each a real `fencer sink` or
+// The deliberately broken services, each a real `fencer sink` or
 // `fencer coordinator` composed through the services' programmatic seams
 // with one rule broken. They run only through their own scripts in bin/:
 // no flag, environment variable or config field of `fencer` reaches them.
@@ -8,7 +8,7 @@ import { Command } from 'commander';
 import { coordinatorCommand } from '@fencer/coordinator';
 import { createLogger } from '@fencer/server-kit';
 import { SinkEngine, sinkCommand } from '@fencer/sink';
-import { grantFirst, lenientWrite, withoutRequestRecords } from './broken-rules.js';
+import { grantFirst, lenientWrite, staleAcceptingWrite, withoutRequestRecords } from './broken-rules.js';
 import { TwoStepEngine } from './two-step-engine.js';
 
 /**
@@ -46,6 +46,11 @@ export const VARIANTS = Object.freeze({
     service: 'sink',
     breaks: 'F1: accepts token >= fence instead of token == fence',
     command: () => sinkCommand({ engine: (store) => new SinkEngine(store, lenientWrite) }),
+  },
+  'stale-accepting-sink': {
+    service: 'sink',
+    breaks: "F1: accepts token <= fence instead of token == fence, so a fenced-out holder's write lands",
+    command: () => sinkCommand({ engine: (store) => new SinkEngine(store, staleAcceptingWrite) }),
   },
   'grant-first-coordinator': {
     service: 'coordinator',
