@@ -2,7 +2,17 @@
 // LevelDB itself then loses: every damage it would drop records for is
 // found, and what a crash leaves at the end of a log is not taken for damage.
 import { createHash } from 'node:crypto';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Level } from 'level';
@@ -120,6 +130,14 @@ describe('findDamage', () => {
         what: expect.stringMatching(/^write-ahead log \d+\.log is damaged at byte \d+ \(checksum mismatch/),
       },
     ]);
+  });
+
+  it('takes a log deleted between listing and reading for no damage (a process using the directory, T3)', () => {
+    const dir = join(root, 'vanishing');
+    cpSync(base, dir, { recursive: true });
+    // A link to nowhere is listed like a log and then fails to read with ENOENT, as one deleted in between.
+    symlinkSync(join(root, 'deleted.log'), join(dir, '999999.log'));
+    expect(findDamage(dir)).toEqual([]);
   });
 
   it('finds nothing in a new, an empty or a missing directory', () => {

@@ -26,7 +26,9 @@ const WAL_FILE = /^\d+\.log$/;
  * The damage in `dir` that LevelDB would open as if intact: a missing
  * CURRENT beside the database's files, and write-ahead log records that
  * recovery would drop. A missing or unreadable directory has none (the open
- * reports it). Reads files only; never writes.
+ * reports it), nor has a log deleted between listing and reading: only a
+ * process using the directory deletes one, and the open reports that (T3).
+ * Reads files only; never writes.
  */
 export function findDamage(dir: string): Damage[] {
   let names: string[];
@@ -45,7 +47,8 @@ export function findDamage(dir: string): Damage[] {
     });
   }
   for (const name of names.filter((n) => WAL_FILE.test(n))) {
-    const drops = walDrops(readFileSync(join(dir, name)));
+    const log = readIfPresent(join(dir, name));
+    const drops = log === undefined ? [] : walDrops(log);
     if (drops.length === 0) continue;
     const bytes = drops.reduce((sum, drop) => sum + drop.bytes, 0);
     damage.push({
@@ -55,6 +58,16 @@ export function findDamage(dir: string): Damage[] {
     });
   }
   return damage;
+}
+
+/** The file's bytes, or undefined if it no longer exists; other errors throw. */
+function readIfPresent(path: string): Buffer | undefined {
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
 }
 
 /** Where replaying a log would lose records: at `offset`, `bytes` of them, and why. */

@@ -125,7 +125,7 @@ async function repairOpen(dir: string): Promise<{ keys: string[]; warnings: Reco
 }
 
 describe('openLevelDb on a damaged directory (T2)', () => {
-  it('refuses a missing CURRENT without touching a file; --repair brings every record back', async () => {
+  it('refuses a missing CURRENT without touching a database file; --repair brings every record back', async () => {
     const dir = await sinkWithKeys(300);
     unlinkSync(join(dir, 'CURRENT'));
     const before = dataDirSnapshot(dir);

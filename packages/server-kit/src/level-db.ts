@@ -1,9 +1,10 @@
 // The one way a service opens its LevelDB data directory: created when
-// missing, one process at a time (LevelDB's LOCK), never opened as intact
-// when damaged (T2), and stamped with the service and on-disk format it
-// belongs to, so neither service ever reads the other's directory (or a
+// missing, one process at a time (LevelDB's LOCK: a second process is told
+// the directory is in use, never that it is damaged, T3), never opened as
+// intact when damaged (T2), and stamped with the service and on-disk format
+// it belongs to, so neither service ever reads the other's directory (or a
 // future layout) as its own empty state.
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { Level } from 'level';
@@ -35,9 +36,10 @@ export interface LevelDbOptions<V extends string | Buffer> extends RepairOptions
 /**
  * Opens (creating when missing) the LevelDB database in `dir` for
  * `options.service`. Rejects with StartupError and a one-line reason when
- * the directory cannot be created or opened, is in use by another process,
- * is damaged (T2: a missing CURRENT, a damaged write-ahead log; without
- * `repair`, before LevelDB touches a file), belongs to the other service,
+ * the directory cannot be created or opened, is in use by another process
+ * (T3: whatever its files look like), is damaged (T2: a missing CURRENT, a
+ * damaged write-ahead log; without `repair`, before LevelDB reads or writes
+ * a database file), belongs to the other service,
  * holds an unstamped database with data in it, or has another format; it
  * then leaves nothing open behind. With `repair`, a damaged directory is
  * rebuilt from what is left and the loss is logged as a warning.
@@ -52,12 +54,15 @@ export async function openLevelDb<V extends string | Buffer>(
     throw new StartupError(`cannot create data directory ${dir}: ${(error as Error).message}`);
   }
   const damage = findDamage(dir);
+  // T3: what looks damaged may be a database another process is writing: one
+  // being created has its MANIFEST before its CURRENT. Only its LOCK tells.
+  if (damage.length > 0) await refuseIfLocked(dir, options.service);
   if (damage.length > 0 && !options.repair) {
     throw new StartupError(
       `data directory ${dir} is damaged: ${damage.map((d) => d.what).join('; ')}. Refusing to open it as if intact (T2); --repair goes on with what is left`,
     );
   }
-  const leveldbReport = damage.some((d) => d.kind === 'no-current') ? await rebuildManifest(dir, options.service) : [];
+  const leveldbReport = damage.some((d) => d.kind === 'no-current') ? await rebuildManifest(dir) : [];
   const db = new Level<string, V>(dir, { keyEncoding: 'utf8', valueEncoding: options.valueEncoding });
   try {
     await db.open();
@@ -93,27 +98,35 @@ function openFailure(error: unknown, dir: string, service: DataService): Startup
 }
 
 /**
- * T2 --repair without CURRENT: LevelDB's RepairDB writes a new MANIFEST
- * from the tables and logs that are there (moving what it replaced into
- * lost/), where a plain open would start an empty database and delete them.
- * RepairDB takes no lock, so an open that may not create anything checks
- * first that no process has the directory. Returns what LevelDB reported.
+ * Rejects with the in-use StartupError if another process holds `dir`'s
+ * LevelDB LOCK (an fcntl lock, so only trying it tells). The try is an open
+ * that can neither create nor recover a database (createIfMissing false,
+ * errorIfExists true): LevelDB takes the LOCK, fails before reading a
+ * database file, and lets go. Like every LevelDB open, it first rotates the
+ * LOG file (LevelDB's own diagnostics) to LOG.old.
  */
-async function rebuildManifest(dir: string, service: DataService): Promise<string[]> {
-  const probe = new ClassicLevel(dir, { createIfMissing: false });
-  const opened = await probe.open().then(
-    () => true,
+async function refuseIfLocked(dir: string, service: DataService): Promise<void> {
+  const probe = new ClassicLevel(dir, { createIfMissing: false, errorIfExists: true });
+  await probe.open().then(
+    () => probe.close(), // unreachable with these options; let go all the same
     (error: unknown) => {
       if ((error as { cause?: { code?: string } }).cause?.code === 'LEVEL_LOCKED')
         throw openFailure(error, dir, service);
-      return false; // "does not exist": nobody has it open
+      // "does not exist" or "exists": nobody else has it.
     },
   );
+}
+
+/**
+ * T2 --repair without CURRENT: LevelDB's RepairDB writes a new MANIFEST
+ * from the tables and logs that are there (moving what it replaced into
+ * lost/), where a plain open would start an empty database and delete them.
+ * RepairDB takes no lock: the caller has just found the LOCK free. Returns
+ * what LevelDB reported.
+ */
+async function rebuildManifest(dir: string): Promise<string[]> {
   // CURRENT came back in the meantime: the directory is a database again.
-  if (opened) {
-    await probe.close();
-    return [];
-  }
+  if (existsSync(join(dir, 'CURRENT'))) return [];
   await ClassicLevel.repair(dir);
   return lossLines(dir);
 }

@@ -1,12 +1,20 @@
 // Real damage to real data directories (T2): what a disk or an operator can
 // do to a stopped service's LevelDB files, and a way to see that a refusal
-// left every file as it was.
+// left every database file as it was.
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** Every file in `dir` with its size and modification time: equal snapshots mean nothing was touched. */
+// LevelDB's diagnostics log: every open rotates it, even the one that only
+// tries the LOCK to tell a directory in use from a damaged one (T3).
+const INFO_LOG = new Set(['LOG', 'LOG.old']);
+
+/**
+ * Every file in `dir` but LevelDB's LOG and LOG.old, with its size and
+ * modification time: equal snapshots mean no database file was touched.
+ */
 export function dataDirSnapshot(dir: string): string[] {
   return readdirSync(dir)
+    .filter((name) => !INFO_LOG.has(name))
     .sort()
     .map((name) => {
       const stat = statSync(join(dir, name));

@@ -1,7 +1,9 @@
 // T2 with real `fencer sink` processes and real LevelDB files: a sink killed
 // after acknowledging fences and writes, its data directory damaged, then
 // started again. Without --repair it refuses, in one line and exit 1,
-// touching no file; with --repair it serves what is left and logs the loss.
+// touching no database file; with --repair it serves what is left and logs
+// the loss. T3: a second sink on a directory that a running sink holds is
+// told it is in use, whatever its files look like.
 import { unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -37,8 +39,8 @@ const RESOURCES = Array.from({ length: 60 }, (_, i) => `job-${i}`);
 const TOKEN = '7';
 const payloadOf = (resource: string) => Buffer.alloc(1000, resource);
 
-/** A sink that acknowledged a fence and a result for every resource, then was SIGKILLed: all of it is in the log. */
-async function killedAfterWrites(): Promise<string> {
+/** A running sink on a fresh directory that acknowledged a fence and a result for every resource: all of it is in its log. */
+async function sinkAfterWrites(): Promise<{ first: FencerProcess; dataDir: string }> {
   const dir = tempDir('fencer-sink-damage-');
   dirs.push(dir);
   const dataDir = join(dir.path, 'sink');
@@ -52,6 +54,12 @@ async function killedAfterWrites(): Promise<string> {
   } finally {
     client.close();
   }
+  return { first, dataDir };
+}
+
+/** A sink that acknowledged a fence and a result for every resource, then was SIGKILLed. */
+async function killedAfterWrites(): Promise<string> {
+  const { first, dataDir } = await sinkAfterWrites();
   first.kill('SIGKILL');
   expect((await first.exited).signal).toBe('SIGKILL');
   return dataDir;
@@ -116,6 +124,32 @@ describe('fencer sink on a damaged data directory (T2)', () => {
       expect(warning.leveldb).toEqual(expect.arrayContaining([expect.stringMatching(/dropping \d+ bytes/)]));
       expect(kept.length).toBeGreaterThan(0);
       expect(kept.length).toBeLessThan(RESOURCES.length);
+    }
+  });
+});
+
+describe('a second fencer sink on a data directory a running sink holds (T3)', () => {
+  // The files of a directory in use are no evidence: the holder may be
+  // creating them (a MANIFEST before its CURRENT) or appending to them.
+  it.each([
+    { looks: 'CURRENT deleted', inflict: (dataDir: string) => unlinkSync(join(dataDir, 'CURRENT')) },
+    { looks: 'its write-ahead log damaged', inflict: (dataDir: string) => damageWriteAheadLog(dataDir) },
+  ])('is told it is in use, not damaged, even with $looks', async (t) => {
+    const { first, dataDir } = await sinkAfterWrites();
+    t.inflict(dataDir);
+    for (const extra of [[], ['--repair']]) {
+      const second = await runFencer([...sinkArgs(dataDir), ...extra]);
+      expect(second.code).toBe(1);
+      expect(second.stderr.trim()).toBe(
+        `fencer sink: data directory ${dataDir} is in use by another process (is a second sink running on it?)`,
+      );
+    }
+    // The refusals left the holder serving.
+    const client = sinkCalls(first.address);
+    try {
+      expect(await client.getFence(RESOURCES[0]!)).toEqual({ fence: TOKEN });
+    } finally {
+      client.close();
     }
   });
 });
