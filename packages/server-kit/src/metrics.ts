@@ -165,6 +165,13 @@ export const connectionsClosed = new Counter({
   registers: [registry],
 });
 
+/** A6: full collections forced because memory outside V8's heap grew past its budget (memory-bound.ts). */
+export const memoryCollections = new Counter({
+  name: 'fencer_memory_collections_total',
+  help: "Full garbage collections forced because external memory (headers of calls, above all) grew past the server's budget",
+  registers: [registry],
+});
+
 /** Handler latency in seconds, including durable commits; per message for message streams. */
 export const rpcSeconds = new Histogram({
   name: 'fencer_rpc_duration_seconds',

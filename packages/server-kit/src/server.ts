@@ -1,6 +1,8 @@
 // Server start-up shared by both services: the protocol service behind the
 // call gate (A6), plus the standard health and reflection services, bound to
 // one address (port 0 picks a free port, reported back), and a graceful stop.
+// While it serves, the process holds the bound on the memory calls leave
+// outside V8's heap (A6, memory-bound.ts).
 import * as grpc from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
 import * as protoLoader from '@grpc/proto-loader';
@@ -11,6 +13,7 @@ import { callGate } from './call-gate.js';
 import { joinHostPort, listenAddress } from './cli-options.js';
 import { DEFAULT_CONNECTION_LIMITS, grpcServerOptions, type ConnectionLimits } from './connection-limits.js';
 import { ConnectionListener } from './listener.js';
+import { holdMemoryBound } from './memory-bound.js';
 import { serviceLabel } from './metrics.js';
 import type { Logger } from './log.js';
 import type { OpenStreams } from './message-stream.js';
@@ -130,6 +133,7 @@ export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> 
     server.forceShutdown();
     throw error;
   }
+  const releaseMemoryBound = holdMemoryBound(spec.log);
   health.setStatus('', 'SERVING');
   health.setStatus(spec.serviceName, 'SERVING');
   const address = joinHostPort(host, listener.port);
@@ -150,10 +154,12 @@ export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> 
         listener.close();
         const force = setTimeout(() => {
           server.forceShutdown();
+          releaseMemoryBound();
           resolve();
         }, graceMs);
         server.tryShutdown(() => {
           clearTimeout(force);
+          releaseMemoryBound();
           resolve();
         });
       }),

@@ -11,3 +11,4 @@ export { healthStatus } from '@fencer/supervisor';
 export * from './certificates.js';
 export * from './raw-grpc.js';
 export * from './tmpfs.js';
+export * from './raw-http2.js';
