@@ -1,7 +1,10 @@
 // `fencer worker`: a worker process built on @fencer/client. Looping, it
 // does what a task worker does (acquire, work in steps, write each step's
-// result under its token, release, again); with --commands it does one
-// step per line of stdin, which is how the demo tells a story with it.
+// result under its token, release, again); with --mix it runs the steps a
+// seeded generator draws from a named mix (what the chaos soak runs); with
+// --commands it does one step per line of stdin, which is how the demo
+// tells a story with it.
+import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { Command, Option } from 'commander';
 import { LeaseHeldError, sleep } from '@fencer/client';
@@ -10,6 +13,7 @@ import {
   ConfigError,
   configuredCommand,
   hostPort,
+  nonNegativeInteger,
   positiveInteger,
   readTokenFile,
   tlsOptions,
@@ -17,6 +21,7 @@ import {
   type TlsFlags,
 } from '@fencer/server-kit';
 import { emit } from './events.js';
+import { MIXES, OperationGenerator, type MixName } from './generator.js';
 import { WorkerSession, type WorkerConfig } from './session.js';
 
 // `acquire REQUEST_ID` retries an earlier acquisition by hand (R1); `forge`
@@ -29,6 +34,9 @@ export interface WorkerCommandConfig {
   readonly worker: WorkerConfig;
   /** Read one command per stdin line instead of looping. */
   readonly commands: boolean;
+  /** Run the steps drawn from this mix with `seed` instead of looping; `stepMs` is the mean think time before each. */
+  readonly mix?: MixName;
+  readonly seed: number;
   /** Loop: results written per lease, think time before each, leases to hold (0: until stopped). */
   readonly steps: number;
   readonly stepMs: number;
@@ -67,8 +75,24 @@ export function workerCommand(): Command {
         "write results as messages of the sink's WriteStream (one long-lived call) instead of unary Writes",
       ).env('FENCER_WORKER_WRITE_STREAM'),
       new Option('--commands', `do one command per stdin line: ${COMMANDS}`),
+      new Option(
+        '--mix <name>',
+        `instead of looping, run until stopped the calls a seeded generator draws from a mix: ${Object.entries(MIXES)
+          .map(([name, mix]) => `${name} (${mix.description})`)
+          .join('; ')}`,
+      )
+        .choices(Object.keys(MIXES))
+        .conflicts('commands'),
+      new Option(
+        '--seed <n>',
+        "--mix: the generator's seed; the same seed, given the same answers, draws the same calls",
+      )
+        .default(0)
+        .argParser(nonNegativeInteger),
       new Option('--steps <n>', 'loop: results written per lease').default(5).argParser(positiveInteger),
-      new Option('--step-ms <n>', 'loop: work time before each result').default(500).argParser(positiveInteger),
+      new Option('--step-ms <n>', 'loop: work time before each result; --mix: mean think time before each call')
+        .default(500)
+        .argParser(positiveInteger),
       new Option('--rounds <n>', 'loop: leases to hold before exiting; 0 runs until stopped')
         .default(0)
         .argParser((value) => (value === '0' ? 0 : positiveInteger(value))),
@@ -85,6 +109,8 @@ export function workerCommand(): Command {
         callTimeoutMs: number;
         writeStream?: boolean;
         commands?: boolean;
+        mix?: MixName;
+        seed: number;
         steps: number;
         stepMs: number;
         rounds: number;
@@ -112,6 +138,8 @@ export function workerCommand(): Command {
           ...(tls === undefined ? {} : { tls }),
         }),
         commands: options.commands === true,
+        ...(options.mix === undefined ? {} : { mix: options.mix }),
+        seed: options.seed,
         steps: options.steps,
         stepMs: options.stepMs,
         rounds: options.rounds,
@@ -136,7 +164,7 @@ async function runWorker(config: WorkerCommandConfig): Promise<void> {
     await runCommands(session);
   } else {
     whenParentGone(() => void stop());
-    await runLoop(session, config);
+    await (config.mix === undefined ? runLoop(session, config) : runMix(session, config, config.mix));
   }
   await stop();
 }
@@ -207,4 +235,61 @@ async function runLoop(session: WorkerSession, config: WorkerCommandConfig): Pro
     // Between tasks: without a pause, the releasing worker would win every next Acquire.
     await sleep(config.stepMs * config.steps * Math.random());
   }
+}
+
+/**
+ * The generator's steps, one after another with think time between, until
+ * stopped. Writes go through the session's FencedWriter whether or not the
+ * library believes the lease lost (its first attempt is always sent), so a
+ * stale write reaches the sink, which alone must refuse it (F1).
+ */
+async function runMix(session: WorkerSession, config: WorkerCommandConfig, mix: MixName): Promise<never> {
+  const generator = new OperationGenerator(MIXES[mix], {
+    seed: config.seed,
+    owner: config.worker.ownerId,
+    ttlMs: config.worker.ttlMs,
+  });
+  let requestId = '';
+  for (;;) {
+    await sleep(2 * config.stepMs * Math.random());
+    const keeper = session.keeper;
+    const step = generator.next(keeper !== undefined && !keeper.signal.aborted, keeper?.token);
+    switch (step.kind) {
+      case 'acquire':
+      case 'reacquire': {
+        if (step.kind === 'acquire') requestId = randomUUID();
+        const acquired = await session.acquire(requestId);
+        // Held by someone else: look again at some point before their lease would end.
+        if (!acquired.ok && acquired.error instanceof LeaseHeldError)
+          await sleep(Math.min(acquired.error.remainingMs ?? 0, config.worker.ttlMs) * Math.random());
+        break;
+      }
+      case 'renew':
+        await session.renew();
+        break;
+      case 'release':
+        await session.release();
+        break;
+      case 'write':
+        if (step.pauseMs > 0) freeze(step.pauseMs);
+        await session.write(step.resultId, step.payload);
+        break;
+      case 'read':
+        await session.read(step.resultId);
+        break;
+      case 'get-fence':
+        await session.getFence();
+        break;
+    }
+  }
+}
+
+/**
+ * Stops this whole process for `ms`, timers and sockets included, as a GC
+ * pause or SIGSTOP would: the lease keeper can neither renew nor notice its
+ * deadline pass, so the write that follows carries a token the library
+ * still believes in while a successor may hold the next one.
+ */
+function freeze(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }

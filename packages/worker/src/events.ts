@@ -71,6 +71,7 @@ export type WorkerEvent =
       readonly token: string;
     }
   | { readonly event: 'released'; readonly resource: string; readonly released: boolean }
+  | { readonly event: 'fence'; readonly resource: string; readonly fence: string }
   | {
       readonly event: 'described';
       readonly resource: string;

@@ -152,6 +152,28 @@ export class WorkerSession {
     });
   }
 
+  /**
+   * Renews the current lease once (L4), keeping its TTL, whether or not it
+   * is known lost: the coordinator decides. The keeper's own renewals go on
+   * beside it, and its local deadline does not move.
+   */
+  async renew(): Promise<StepResult<void>> {
+    return this.#step('renew', async () => {
+      if (!this.#keeper) throw new Error('no lease was acquired yet');
+      const { resource, ownerId, incarnation, token } = this.#keeper;
+      const lease = await this.#coordinator.renew({ resource, ownerId, incarnation, token, ttlMs: 0 });
+      emit({ event: 'renewed', resource, token: lease.token.toString(), remainingMs: lease.remainingMs });
+    });
+  }
+
+  /** Asks the sink for the resource's fence. */
+  async getFence(): Promise<StepResult<void>> {
+    return this.#step('get-fence', async () => {
+      const fence = await this.#sink.getFence(this.config.resource);
+      emit({ event: 'fence', resource: this.config.resource, fence: fence.toString() });
+    });
+  }
+
   /** Reads a result back from the sink. */
   async read(resultId: string): Promise<StepResult<void>> {
     return this.#step('read', async () => {

@@ -1,7 +1,8 @@
 // `fencer worker` as a real process against a real secured cluster: a
 // worker paused with SIGSTOP past its TTL learns on waking that its lease is
 // gone (the library's signal fires), and the result it then submits is
-// refused by the sink (F1); looping workers take turns with distinct tokens.
+// refused by the sink (F1); looping workers take turns with distinct tokens;
+// workers running a generator's mix send every call, stale writes included.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoordinatorConnection, LeaseKeeper } from '@fencer/client';
 import { credentialToken, startWorker, type Cluster, type WorkerProcess } from '@fencer/supervisor';
@@ -154,6 +155,38 @@ describe('fencer worker', () => {
     expect(written).toHaveLength(8);
     expect(written.every((e) => e.event === 'written' && e.outcome === 'applied')).toBe(true);
   });
+
+  it(
+    '--mix: every call is reported; a write paused past the TTL, its lease still believed held, is STALE_TOKEN',
+    { timeout: 90_000 },
+    async () => {
+      const mix = (seed: number) =>
+        `--mix default --seed ${seed} --resource mixed --ttl-ms 500 --step-ms 20`.split(' ');
+      const [a, b] = await Promise.all([worker('worker-a', mix(1)), worker('worker-b', mix(2))]);
+      const methods = () => new Set([...a.events, ...b.events].flatMap((e) => (e.event === 'call' ? [e.method] : [])));
+      // A write sent before its worker saw its lease lost (the pause froze the
+      // keeper too), refused since a successor was granted meanwhile.
+      const believedStale = (w: WorkerProcess) =>
+        w.events.some((e, i) => {
+          if (e.event !== 'call' || e.method !== 'Write' || e.outcome !== 'STALE_TOKEN') return false;
+          const sent = w.events.findIndex((s) => s.event === 'sending' && s.seq === e.seq);
+          const granted = w.events.findLastIndex(
+            (g, j) => j < sent && g.event === 'acquired' && g.token === e.request.token,
+          );
+          const lost = w.events.findIndex(
+            (l, j) => j > granted && j < i && l.event === 'lease-lost' && l.token === e.request.token,
+          );
+          return granted >= 0 && (lost === -1 || lost > sent);
+        });
+      await eventually(() => ((believedStale(a) || believedStale(b)) && methods().size === 6 ? true : undefined), {
+        timeoutMs: 60_000,
+        intervalMs: 200,
+        what: 'a write the library believed in refused STALE_TOKEN, and every call but Describe',
+      });
+      expect(methods()).toEqual(new Set(['Acquire', 'Renew', 'Release', 'Write', 'Read', 'GetFence']));
+      for (const w of [a, b]) expect((await w.stop()).code).toBe(0);
+    },
+  );
 
   it('refuses to start without credentials or --insecure, and with an unreadable token file', async () => {
     const base = ['worker', '--coordinator', '127.0.0.1:1', '--sink', '127.0.0.1:2', '--owner', 'x'];
