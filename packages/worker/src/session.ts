@@ -100,14 +100,6 @@ export class WorkerSession {
         onRenewed: (lease) =>
           emit({ event: 'renewed', resource, token: lease.token.toString(), remainingMs: lease.remainingMs }),
       });
-      keeper.signal.addEventListener('abort', () =>
-        emit({
-          event: 'lease-lost',
-          resource,
-          token: keeper.token.toString(),
-          reason: (keeper.signal.reason as FencerError).reason,
-        }),
-      );
       this.#keeper = keeper;
       this.#writer = new FencedWriter(this.#sink, keeper, {
         ...(this.config.retry ? { retry: this.config.retry } : {}),
@@ -120,6 +112,17 @@ export class WorkerSession {
         requestId: keeper.requestId,
         replayed: keeper.replayed,
       });
+      const lost = () =>
+        emit({
+          event: 'lease-lost',
+          resource,
+          token: keeper.token.toString(),
+          reason: (keeper.signal.reason as FencerError).reason,
+        });
+      // An answer slower than the TTL minus the keeper's margin leaves the
+      // lease lost before Acquire returns: its signal has aborted already.
+      if (keeper.signal.aborted) lost();
+      else keeper.signal.addEventListener('abort', lost, { once: true });
       return keeper;
     });
   }

@@ -73,6 +73,30 @@ describe('fencer worker', () => {
     expect((await a.exited).code).toBe(0);
   });
 
+  it('a lease lost before its Acquire returned (the answer slower than the TTL) is reported lost too', async () => {
+    const toxics = `${cluster.toxiproxy.url}/proxies/${cluster.proxyNames.workersToCoordinator}/toxics`;
+    const slow = { name: 'slow-grant', type: 'latency', stream: 'downstream', attributes: { latency: 800 } };
+    expect((await fetch(toxics, { method: 'POST', body: JSON.stringify(slow) })).ok).toBe(true);
+    try {
+      const a = await worker('worker-a', [
+        '--commands',
+        '--resource',
+        'slow',
+        '--ttl-ms',
+        '500',
+        '--call-timeout-ms',
+        '5000',
+      ]);
+      a.send('acquire');
+      const { token } = await a.next('acquired');
+      expect(await a.next('lease-lost')).toMatchObject({ token, reason: 'LOCAL_DEADLINE_PASSED' });
+      a.send('exit');
+      expect((await a.exited).code).toBe(0);
+    } finally {
+      await fetch(`${toxics}/${slow.name}`, { method: 'DELETE' });
+    }
+  });
+
   it("forge writes under the token it is given, not its lease's: the sink refuses one never issued (F1)", async () => {
     const a = await worker('worker-a', ['--commands', '--resource', 'forged']);
     a.send('acquire');
