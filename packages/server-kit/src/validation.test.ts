@@ -68,10 +68,46 @@ describe('RequestCheck (V1, V2)', () => {
     },
   );
 
+  // Noncharacters: reserved for a program's internal use, in every plane.
+  const NONCHARACTERS = [
+    ['U+FFFE', '\uFFFE'],
+    ['U+FFFF', '\uFFFF'],
+    ['U+FDD0, first of the block', '\uFDD0'],
+    ['U+FDEF, last of the block', '\uFDEF'],
+    ['U+1FFFE (plane 1)', '\u{1FFFE}'],
+    ['U+EFFFF (plane 14)', '\u{EFFFF}'],
+    ['U+10FFFF (plane 16, the last code point)', '\u{10FFFF}'],
+  ] as const;
+  it.each(ID_FIELDS.flatMap((field) => NONCHARACTERS.map(([name, char]) => [field, name, char] as const)))(
+    '%s with the noncharacter %s is refused naming the field',
+    (field, _name, char) => {
+      expect(violations((c) => c.id(field, `task${char}-7`))).toEqual([field]);
+    },
+  );
+
+  // Ids compare byte for byte: one that is blank, or that differs from
+  // another only by whitespace at an end, reads the same and is another key.
+  const WHITESPACE = [
+    ['a single space', ' '],
+    ['only no-break and ideographic spaces', '\u00A0\u3000'],
+    ['a leading space', ' task-7'],
+    ['a trailing space', 'task-7 '],
+    ['a trailing no-break space', 'task-7\u00A0'],
+    ['a leading ideographic space', '\u3000task-7'],
+  ] as const;
+  it.each(ID_FIELDS.flatMap((field) => WHITESPACE.map(([name, value]) => [field, name, value] as const)))(
+    '%s with %s is refused naming the field',
+    (field, _name, value) => {
+      expect(violations((c) => c.id(field, value))).toEqual([field]);
+    },
+  );
+
   it.each([
     ['a plain space (Zs is allowed)', 'task 7'],
     ['a no-break space (Zs)', 'task\u00A07'],
     ['right-to-left letters without controls', 'משימה-7'],
+    ['U+FDCF and U+FDF0, either side of the noncharacter block', 'task\uFDCF\uFDF0-7'],
+    ['U+FFFC and U+1FFFD, just below the noncharacters of planes 0 and 1', 'task\uFFFC\u{1FFFD}-7'],
   ])('an id with %s is accepted', (_name, value) => {
     expect(violations((c) => c.id('resource', value))).toEqual([]);
   });

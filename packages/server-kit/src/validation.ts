@@ -30,6 +30,19 @@ const CONTROL_CHARACTER = /\p{Cc}/u;
 // let an id that looks like another be a different key, and they disguise
 // or break the lines of every log and message that echoes an id.
 const INVISIBLE_CHARACTER = /[\p{Cf}\p{Zl}\p{Zp}]/u;
+// Noncharacters, U+FDD0..U+FDEF and the last two code points of every plane
+// (U+FFFE, U+FFFF, U+1FFFE ... U+10FFFF), are reserved for a program's
+// internal use (sentinels, end markers): a tool on an id's way may replace,
+// drop or stop at one, so the id would not come back byte for byte. U+FFFE
+// is also a byte order mark read in the wrong order.
+const NONCHARACTER = /\p{Noncharacter_Code_Point}/u;
+const BLANK = /^\p{White_Space}+$/u;
+// Ids are compared byte for byte: "job-7 " is another resource than "job-7",
+// with a lease and a fence of its own, yet it reads the same wherever it is
+// printed. Whitespace around an id is nearly always a slip of a config file
+// or of a shell's quoting, so it is refused; trimming it instead would change
+// the key without a word.
+const EDGE_WHITESPACE = /^\p{White_Space}|\p{White_Space}$/u;
 
 /**
  * Collects field violations of one request. Each method returns the parsed
@@ -43,7 +56,9 @@ export class RequestCheck {
 
   /**
    * An identifier: 1..maxIdBytes bytes of UTF-8 without control, format or
-   * line/paragraph separator characters (general categories Cc, Cf, Zl, Zp).
+   * line/paragraph separator characters (general categories Cc, Cf, Zl, Zp)
+   * or noncharacters, not only whitespace and neither beginning nor ending
+   * with whitespace (spaces inside are allowed).
    */
   id(field: string, value: string): string {
     const bytes = Buffer.byteLength(value, 'utf8');
@@ -57,6 +72,10 @@ export class RequestCheck {
     // apart after decoding; refusing U+FFFD keeps ids byte-exact across
     // clients, at the cost of ids that contain a literal replacement char.
     else if (value.includes('\uFFFD')) this.#violate(field, 'must be valid UTF-8 (U+FFFD is refused)');
+    else if (NONCHARACTER.test(value))
+      this.#violate(field, 'must not contain Unicode noncharacters (U+FDD0..U+FDEF, or U+nFFFE, U+nFFFF of any plane)');
+    else if (BLANK.test(value)) this.#violate(field, 'must not be only whitespace');
+    else if (EDGE_WHITESPACE.test(value)) this.#violate(field, 'must not begin or end with whitespace');
     return value;
   }
 

@@ -63,6 +63,9 @@ const BAD_IDS: [string, string][] = [
   ['a control character', 'a\u0007b'],
   ['a bidi override (Cf)', 'a\u202Eb'],
   ['a line separator (Zl)', 'a\u2028b'],
+  ['a single space', ' '],
+  ['a trailing space', 'a '],
+  ['a noncharacter (U+FFFE)', 'a\uFFFEb'],
 ];
 const idCases = (field: string) => BAD_IDS.map(([what, value]) => [field, what, value] as const);
 

@@ -3,6 +3,7 @@
 // validation of every field (V1, V2) with state unchanged afterwards.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Level } from 'level';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVICE_NAMES } from '@fencer/proto';
 import {
@@ -493,6 +494,66 @@ describe('a sink configured with a smaller payload limit, without auth', () => {
       anonymous.close();
       await insecure.stop();
       small.remove();
+    }
+  });
+});
+
+/** Every key and value in a stopped sink's LevelDB, as bytes: equal dumps mean nothing was written. */
+async function stored(dataDir: string): Promise<[Buffer, Buffer][]> {
+  const db = new Level<Buffer, Buffer>(dataDir, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+  try {
+    return await db.iterator().all();
+  } finally {
+    await db.close();
+  }
+}
+
+describe('ids that are blank or hold a noncharacter (V2), against a running sink', () => {
+  it('a single-space resource and a U+FFFE result_id are INVALID_ARGUMENT naming the field; nothing is written', async () => {
+    const own = tempDir('fencer-sink-grpc-');
+    const config = sinkConfig({
+      listen: '127.0.0.1:0',
+      data: join(own.path, 'data'),
+      insecure: true,
+      maxPayloadBytes: MiB,
+    });
+    const session = async (run: (client: SinkCalls) => Promise<void>) => {
+      const running = await startSink(config);
+      const client = sinkCalls(running.address);
+      try {
+        await run(client);
+      } finally {
+        client.close();
+        await running.stop();
+      }
+    };
+    try {
+      await session(async (client) => {
+        await client.advance({ resource: 'v', token: '1', grant_id: 'g1' });
+        await client.write({ resource: 'v', token: '1', result_id: 'x', payload: Buffer.from('kept') });
+      });
+      const before = await stored(config.dataDir);
+      // Each of these, were its id accepted, would store a fence or a result.
+      const payload = Buffer.from('p');
+      const refused: [field: string, call: (client: SinkCalls) => Promise<unknown>][] = [
+        ['resource', (c) => c.advance({ resource: ' ', token: '1', grant_id: 'g1' })],
+        ['resource', (c) => c.write({ resource: ' ', token: '1', result_id: 'x', payload })],
+        ['result_id', (c) => c.write({ resource: 'v', token: '1', result_id: '\uFFFE', payload })],
+        ['result_id', (c) => c.write({ resource: 'v', token: '1', result_id: 'x\uFFFE', payload })],
+      ];
+      await session(async (client) => {
+        for (const [field, call] of refused) {
+          const failure = await failureOf(call(client));
+          expect([failure.code, failure.reason, failure.fieldViolations.map((v) => v.field)]).toEqual([
+            CODE.INVALID_ARGUMENT,
+            'INVALID_FIELD',
+            [field],
+          ]);
+        }
+      });
+      expect(await stored(config.dataDir)).toEqual(before);
+    } finally {
+      own.remove();
     }
   });
 });
