@@ -61,6 +61,7 @@ const EXPECTED: Record<Reason, [ErrorClass, boolean]> = {
   TOO_MANY_STREAMS: [ResourceExhaustedError, true],
   RECORDS_FULL: [ResourceExhaustedError, true],
   MESSAGE_TOO_LARGE: [ResourceExhaustedError, false], // the same request stays too large
+  METADATA_TOO_LARGE: [ResourceExhaustedError, false], // A6: the same metadata stays too large
   MALFORMED_MESSAGE: [InvalidRequestError, false],
   UNAUTHENTICATED: [AuthError, false],
   PERMISSION_DENIED: [AuthError, false],

@@ -121,7 +121,8 @@ export class AuthError extends FencerError {
 
 /**
  * A limit (V4, T1): RATE_LIMITED, TOO_MANY_STREAMS and RECORDS_FULL pass;
- * TOKEN_SPACE_EXHAUSTED and MESSAGE_TOO_LARGE (the same request stays too large) never do.
+ * TOKEN_SPACE_EXHAUSTED, MESSAGE_TOO_LARGE and METADATA_TOO_LARGE (the same
+ * request stays too large) never do.
  */
 export class ResourceExhaustedError extends FencerError {
   override name = 'ResourceExhaustedError';
@@ -159,6 +160,7 @@ const BY_REASON: Record<Reason, (failure: RemoteFailure) => FencerError> = {
   TOO_MANY_STREAMS: as(ResourceExhaustedError, true),
   RECORDS_FULL: as(ResourceExhaustedError, true),
   MESSAGE_TOO_LARGE: as(ResourceExhaustedError, false),
+  METADATA_TOO_LARGE: as(ResourceExhaustedError, false),
   MALFORMED_MESSAGE: as(InvalidRequestError, false),
   UNAUTHENTICATED: as(AuthError, false),
   PERMISSION_DENIED: as(AuthError, false),

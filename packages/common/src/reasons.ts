@@ -44,6 +44,9 @@ export const REASON_CODES = Object.freeze({
   // V2, V4 (this project's extension): a request message past the server's
   // bound after decompression. Never retried: the same request stays too large.
   MESSAGE_TOO_LARGE: CODE.RESOURCE_EXHAUSTED,
+  // A6, V4 (this project's extension): a call's metadata (its headers) past
+  // the server's bound. Never retried: the same metadata stays too large.
+  METADATA_TOO_LARGE: CODE.RESOURCE_EXHAUSTED,
   // T3: a durable write failed; the service stops its writes and exits, so
   // the call may be retried once it is back (with the same request or result id).
   STORAGE_UNAVAILABLE: CODE.UNAVAILABLE,

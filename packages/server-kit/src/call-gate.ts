@@ -18,6 +18,12 @@
 // calls startRead(). grpc-js then drains the stream into a 'data' handler
 // that drops every frame of an ended call (checkCancelled) unread.
 //
+// A6, V4: a call whose metadata is past the server's bound is answered
+// RESOURCE_EXHAUSTED METADATA_TOO_LARGE before anything else is looked at:
+// its headers are all an unauthenticated caller may cost, and they are
+// bounded (HTTP/2 refuses a header block past twice the bound before any
+// call exists, connection-limits.ts).
+//
 // V4: the gate also bounds the protocol calls open at once on one
 // connection, answering the next RESOURCE_EXHAUSTED TOO_MANY_STREAMS before
 // its credentials are even looked at. HTTP/2's own stream bound
@@ -64,6 +70,7 @@ export class RefusedMessage {
 
 /** The warning logged, once per offender and minute, for each limit the gate answers (V4). */
 const WARNINGS = {
+  METADATA_TOO_LARGE: "a call's metadata was larger than allowed; refusing it before its credentials (A6, V4)",
   TOO_MANY_STREAMS: 'a connection opened more calls at once than allowed; refusing the excess (V4)',
   MESSAGE_TOO_LARGE: 'a request was larger than allowed after decompression; refusing it unread (V4)',
 } as const;
@@ -85,8 +92,10 @@ export interface CallGate {
  * decoder turns it into the object handlers get, and at most
  * `maxMessageBytes` long (else RESOURCE_EXHAUSTED, MESSAGE_TOO_LARGE); a
  * streaming method gets a RefusedMessage instead, and the stream goes on. Refusals count like any
- * other call. At most `maxCallsPerConnection` calls of the service are open
- * at once on one connection (V4). Calls of other services (health,
+ * other call. A call whose metadata is past `maxMetadataBytes` is refused
+ * first (RESOURCE_EXHAUSTED, METADATA_TOO_LARGE), and at most
+ * `maxCallsPerConnection` calls of the service are open at once on one
+ * connection (V4). Calls of other services (health,
  * reflection) pass untouched, only reported to `onCall`: load balancers
  * and tools call them without credentials.
  */
@@ -95,12 +104,13 @@ export function callGate(options: {
   definition: grpc.ServiceDefinition;
   authenticator: Authenticator;
   maxCallsPerConnection: number;
+  maxMetadataBytes: number;
   maxMessageBytes: number;
   /** Told of every call, of any service, with its connection's peer: one interceptor layer serves both. */
   onCall?: (peer: string) => void;
   log: Logger;
 }): CallGate {
-  const { serviceName, authenticator, maxMessageBytes, log } = options;
+  const { serviceName, authenticator, maxMetadataBytes, maxMessageBytes, log } = options;
   const open = new CallsPerConnection(options.maxCallsPerConnection);
   // V4: one warning per offending client host, limit and minute, whatever it sends.
   const offenders = new RepeatLimiter({ windowMs: 60_000, maxKeysPerWindow: 20 });
@@ -140,6 +150,18 @@ export function callGate(options: {
       start: (next) =>
         next({
           onReceiveMetadata: (metadata, pass) => {
+            const metadataBytes = headerListBytes(metadata);
+            if (metadataBytes > maxMetadataBytes) {
+              warnOffender(connection, method, 'METADATA_TOO_LARGE', maxMetadataBytes, metadataBytes);
+              refuse(
+                new Failure(
+                  'METADATA_TOO_LARGE',
+                  `the call's metadata is ${metadataBytes} bytes; this server takes at most ${maxMetadataBytes}`,
+                  { limit: String(maxMetadataBytes) },
+                ),
+              );
+              return;
+            }
             if (!open.enter(connection)) {
               tooManyStreams(connection, method);
               return;
@@ -202,6 +224,18 @@ export function callGate(options: {
     return gated;
   };
   return { interceptor, definition };
+}
+
+/**
+ * `metadata`'s size as HTTP/2 counts a header list: name, value and 32 bytes
+ * per entry, a binary value as the base64 it travelled as.
+ */
+function headerListBytes(metadata: grpc.Metadata): number {
+  let bytes = 0;
+  for (const [name, values] of Object.entries(metadata.toJSON()))
+    for (const value of values)
+      bytes += name.length + 32 + (typeof value === 'string' ? value.length : Math.ceil(value.length / 3) * 4);
+  return bytes;
 }
 
 /** Calls open per connection (grpc-js peer address), bounded; a connection with none takes no memory. */

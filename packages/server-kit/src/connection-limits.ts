@@ -1,12 +1,13 @@
 // V4 at the connection level, for both servers: how many connections the
 // server holds (its own listener counts them), how many calls one
-// connection may hold open, how much it may make the server buffer for it,
-// and how long a connection that is silent, idle or stuck may live. The call
-// bound is the call gate's (RESOURCE_EXHAUSTED TOO_MANY_STREAMS, a status
-// any client can act on); everything else is enforced by grpc-js and Node's
-// HTTP/2 (nghttp2), below any handler: a stream past a bound is refused
-// (REFUSED_STREAM, or ENHANCE_YOUR_CALM past the memory bound) before a
-// call exists, so no gRPC status can carry it.
+// connection may hold open, what one call's headers may weigh, how much a
+// connection may make the server buffer for it, and how long a connection
+// that is silent, idle or stuck may live. The call and metadata bounds are
+// the call gate's (RESOURCE_EXHAUSTED TOO_MANY_STREAMS or METADATA_TOO_LARGE,
+// statuses any client can act on); everything else is enforced by grpc-js
+// and Node's HTTP/2 (nghttp2), below any handler: a stream past a bound is
+// refused (REFUSED_STREAM, or ENHANCE_YOUR_CALM past the memory or header
+// bound) before a call exists, so no gRPC status can carry it.
 import { InvalidArgumentError, Option } from 'commander';
 import type { ServerOptions } from '@grpc/grpc-js';
 import { positiveInteger } from './cli-options.js';
@@ -29,6 +30,15 @@ export interface ConnectionLimits {
    */
   readonly maxConcurrentStreams: number;
   /**
+   * A call's metadata, in bytes as HTTP/2 counts a header list (name, value
+   * and 32 per entry; binary values as base64): the call gate answers a
+   * larger one METADATA_TOO_LARGE before looking at its credentials (A6).
+   * HTTP/2 (SETTINGS_MAX_HEADER_LIST_SIZE) refuses a header block past twice
+   * this, pseudo-headers included, before a call exists: room for those,
+   * and the backstop for calls the gate does not see.
+   */
+  readonly maxMetadataBytes: number;
+  /**
    * What one connection may make the server hold, in MiB: responses its
    * client does not read included. Past it, new streams are refused.
    */
@@ -49,12 +59,15 @@ export interface ConnectionLimits {
  * Far above what an honest client has in flight on one connection (grpc-js
  * multiplexes all of a client's calls on one), while what those calls may
  * make the server hold is bounded by the session memory: 1,500 unread 1 MiB
- * responses on one connection cost 64 MiB, not 1.5 GB.
+ * responses on one connection cost 64 MiB, not 1.5 GB. A worker's metadata
+ * (a bearer token, grpc-js's own headers) is a few hundred bytes; 8 KiB is
+ * gRPC's usual bound (grpc-java's default, C-core's soft limit).
  */
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = Object.freeze({
   maxConnections: 4_096,
   maxConnectionsPerHost: 1_024,
   maxConcurrentStreams: 1_000,
+  maxMetadataBytes: 8_192,
   maxSessionMemoryMib: 64,
   maxConnectionIdleMs: 300_000,
   keepaliveMs: 30_000,
@@ -81,6 +94,11 @@ const FLAGS: readonly { key: keyof ConnectionLimits; flag: string; what: string 
     key: 'maxConcurrentStreams',
     flag: 'max-concurrent-streams',
     what: 'calls open at once per connection; the next gets RESOURCE_EXHAUSTED TOO_MANY_STREAMS, and HTTP/2 refuses streams past twice this (V4)',
+  },
+  {
+    key: 'maxMetadataBytes',
+    flag: 'max-metadata-bytes',
+    what: "a call's metadata (headers) in bytes; a larger one gets RESOURCE_EXHAUSTED METADATA_TOO_LARGE, and HTTP/2 refuses header blocks past twice this (A6, V4)",
   },
   {
     key: 'maxSessionMemoryMib',

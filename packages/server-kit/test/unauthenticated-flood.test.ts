@@ -21,7 +21,11 @@ import {
 
 const MiB = 1024 * 1024;
 const CALLS = 60_000;
-/** What one refused call leaves behind: its headers, as large as the server takes them. */
+/**
+ * What one refused call leaves behind: its headers, as large as they reach
+ * the server's code (past --max-metadata-bytes, refused METADATA_TOO_LARGE;
+ * HTTP/2 refuses twice that before a call exists).
+ */
 const METADATA_BYTES = 14 * 1024;
 /** The fixed bound; without one, these calls took RSS 400 to 620 MiB past its start. */
 const RSS_GROWTH_BOUND = 256 * MiB;

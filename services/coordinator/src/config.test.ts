@@ -67,6 +67,7 @@ describe('coordinator configuration', () => {
         maxConnections: 4_096,
         maxConnectionsPerHost: 1_024,
         maxConcurrentStreams: 1_000,
+        maxMetadataBytes: 8_192,
         maxSessionMemoryMib: 64,
         maxConnectionIdleMs: 300_000,
         keepaliveMs: 30_000,

@@ -91,6 +91,7 @@ describe('sink flags', () => {
         maxConnections: 4_096,
         maxConnectionsPerHost: 1_024,
         maxConcurrentStreams: 1_000,
+        maxMetadataBytes: 8_192,
         maxSessionMemoryMib: 64,
         maxConnectionIdleMs: 300_000,
         keepaliveMs: 30_000,
