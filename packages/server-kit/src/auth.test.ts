@@ -46,6 +46,10 @@ describe('credentials file (A2)', () => {
     ['short token', '[{"token":"short","identity":"c","role":"coordinator"}]'],
     ['token with a blank', '[{"token":"0123456789 abcdefXYZ","identity":"c","role":"worker"}]'],
     ['unknown role', '[{"token":"0123456789abcdefXYZ","identity":"c","role":"root"}]'],
+    // A3 + V2: an identity acts as owner_id, so one that V2 refuses could never acquire.
+    ['empty identity', '[{"token":"0123456789abcdefXYZ","identity":"","role":"worker"}]'],
+    ['identity with a trailing blank', '[{"token":"0123456789abcdefXYZ","identity":"alice ","role":"worker"}]'],
+    ['identity with a noncharacter', '[{"token":"0123456789abcdefXYZ","identity":"a\\uFFFE","role":"worker"}]'],
     [
       'duplicate token',
       '[{"token":"0123456789abcdefXYZ","identity":"a","role":"worker"},{"token":"0123456789abcdefXYZ","identity":"b","role":"admin"}]',

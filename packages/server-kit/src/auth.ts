@@ -9,6 +9,7 @@ import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 
 import type { PeerCertificate } from 'node:tls';
 import type { Metadata } from '@grpc/grpc-js';
 import { Failure } from './failure.js';
+import { RequestCheck } from './validation.js';
 
 /** Every role a credential can carry (A4 says which may call what). */
 export const ROLES = ['coordinator', 'worker', 'admin'] as const;
@@ -140,8 +141,16 @@ export function readCredentialsFile(path: string): Credential[] {
       throw new CredentialsError(`${where}: token must be a string of at least 16 characters`);
     // A bearer header cannot carry blanks inside the token, so such an entry could never match.
     if (/\s/.test(token)) throw new CredentialsError(`${where}: token must not contain whitespace`);
-    if (typeof identity !== 'string' || identity.length === 0)
-      throw new CredentialsError(`${where}: identity must be a non-empty string`);
+    if (typeof identity !== 'string') throw new CredentialsError(`${where}: identity must be a string`);
+    // A3: a worker's owner_id must equal its identity, so an identity that
+    // V2 refuses as an owner_id ("alice ", a noncharacter) could never act.
+    const check = new RequestCheck();
+    check.id('identity', identity);
+    try {
+      check.done();
+    } catch (error) {
+      throw new CredentialsError(`${where}: ${(error as Failure).message} (it is an owner_id under A3)`);
+    }
     if (!ROLES.includes(role as Role)) throw new CredentialsError(`${where}: role must be one of ${ROLES.join(', ')}`);
     if (seen.has(token)) throw new CredentialsError(`${where}: token is listed twice`);
     seen.add(token);
