@@ -1,8 +1,9 @@
 // checkHistory against histories of a correct system: a model coordinator
 // and sink that follow PROTOCOL.md, driven by random workers whose calls
 // overlap, lose their requests or their replies. No such history may be
-// accused. The same workers against a sink that accepts stale tokens must
-// be caught, so the property cannot pass with the checker switched off.
+// accused. The same workers against a sink that accepts stale tokens, or a
+// coordinator whose leases end early, must be caught, so the property
+// cannot pass with the checker switched off.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkHistory } from './check.js';
@@ -53,13 +54,20 @@ interface Worker {
   pending: Record<string, unknown> | undefined;
 }
 
+/** A rule the model breaks on purpose. */
+interface Broken {
+  /** The sink stores writes below the fence too (F1). */
+  readonly acceptStale?: boolean;
+  /** The coordinator answers a TTL but lets the lease end halfway through it (L2, as a fast clock would). */
+  readonly earlyExpiry?: boolean;
+}
+
 /**
  * Runs the plan on a model coordinator (L1–L5, R1) and sink (F1, F3, F4):
  * each call takes effect atomically at one instant strictly between its
- * sending and its answer, in time order across workers. With
- * `acceptStale`, the sink stores writes below the fence too.
+ * sending and its answer, in time order across workers.
  */
-function simulate(plan: Plan, acceptStale = false): History {
+function simulate(plan: Plan, broken: Broken = {}): History {
   const resources = Array.from({ length: plan.resources }, (_, i) => `job-${i}`);
   const grants = new Map<string, { owner: string; token: bigint; expiresAtMs: number } | undefined>();
   const lastToken = new Map<string, bigint>();
@@ -69,8 +77,9 @@ function simulate(plan: Plan, acceptStale = false): History {
   let requestIds = 0;
 
   const leaseOf = (resource: string, owner: string, token: bigint) => ({
-    lease: { resource, owner_id: owner, incarnation: '1', token: String(token) },
+    lease: { resource, owner_id: owner, incarnation: '1', token: String(token), ttl_ms: String(TTL_MS) },
   });
+  const expiresAtMs = (nowMs: number) => nowMs + (broken.earlyExpiry ? TTL_MS / 2 : TTL_MS);
   const effect = (method: Operation['method'], request: Record<string, unknown>, nowMs: number): Outcome => {
     const resource = text(request.resource);
     const owner = text(request.owner_id);
@@ -86,14 +95,14 @@ function simulate(plan: Plan, acceptStale = false): History {
         const token = (lastToken.get(resource) ?? 0n) + 1n;
         lastToken.set(resource, token);
         fences.set(resource, token); // L3: the fence first, then the grant
-        grants.set(resource, { owner, token, expiresAtMs: nowMs + TTL_MS });
+        grants.set(resource, { owner, token, expiresAtMs: expiresAtMs(nowMs) });
         requests.set(text(request.request_id), { resource, owner, token });
         return ok({ ...leaseOf(resource, owner, token), replayed: false });
       }
       case 'Renew':
         if (!holds) return refused('FAILED_PRECONDITION', 'NOT_LEASE_HOLDER');
         if (!valid) return refused('FAILED_PRECONDITION', 'LEASE_EXPIRED');
-        grants.set(resource, { ...grant, expiresAtMs: nowMs + TTL_MS });
+        grants.set(resource, { ...grant, expiresAtMs: expiresAtMs(nowMs) });
         return ok(leaseOf(resource, owner, grant.token));
       case 'Release':
         if (holds) grants.set(resource, undefined);
@@ -101,7 +110,7 @@ function simulate(plan: Plan, acceptStale = false): History {
       case 'Write': {
         const fence = fences.get(resource) ?? 0n;
         const token = BigInt(text(request.token));
-        if (token < fence && !acceptStale) return refused('FAILED_PRECONDITION', 'STALE_TOKEN');
+        if (token < fence && !broken.acceptStale) return refused('FAILED_PRECONDITION', 'STALE_TOKEN');
         if (token > fence) return refused('FAILED_PRECONDITION', 'TOKEN_NOT_ISSUED');
         const existing = results.get(key);
         if (existing && existing.payload !== request.payload) return refused('ALREADY_EXISTS', 'RESULT_CONFLICT');
@@ -199,9 +208,19 @@ describe('checkHistory on histories of a correct model', () => {
 
   it('catches a sink that accepts stale tokens, in some of them', () => {
     const plans = fc.sample(planArb, { numRuns: 300, seed: 42 });
-    const accused = plans.filter((plan) => checkHistory(simulate(plan, true), { clockUncertaintyMs: 0 }).length > 0);
+    const accused = plans.filter(
+      (plan) => checkHistory(simulate(plan, { acceptStale: true }), { clockUncertaintyMs: 0 }).length > 0,
+    );
     expect(accused.length).toBeGreaterThan(10);
     // ...and the same plans against the correct sink stay clean.
     expect(plans.flatMap((plan) => checkHistory(simulate(plan), { clockUncertaintyMs: 0 }))).toEqual([]);
+  });
+
+  it('catches a coordinator whose leases end early, by the lock model, in some of them', () => {
+    const plans = fc.sample(planArb, { numRuns: 300, seed: 42 });
+    const found = plans.map((plan) => checkHistory(simulate(plan, { earlyExpiry: true }), { clockUncertaintyMs: 0 }));
+    // The fence still orders every write, so S1–S6 hold: only the lock model sees two valid leases at once.
+    expect(found.flat().filter((v) => v.rule !== 'LOCK')).toEqual([]);
+    expect(found.filter((violations) => violations.some((v) => v.message.endsWith('(L2)'))).length).toBeGreaterThan(10);
   });
 });

@@ -349,14 +349,14 @@ describe('checkHistory', () => {
       [['protocol', [1]]],
     ],
     [
-      'protocol (L6): a fresh token below one granted before',
+      'LOCK (L6): a fresh token below one granted before',
       () => {
         const h = builder();
         h.acquire('a', 'r', 2, [0, 10]);
         h.acquire('b', 'r', 1, [20, 30]);
         return { ops: h.operations, final: finalR(2, {}) };
       },
-      [['protocol', [1, 2]]],
+      [['LOCK', [1, 2]]],
     ],
   ];
 

@@ -1,32 +1,38 @@
 // The checker of a recorded history: PROTOCOL.md's safety invariants S1–S6,
-// judged on what callers were told and what the sink holds at the end.
+// judged on what callers were told and what the sink holds at the end, and
+// the lease calls against a fenced mutex (LOCK, lock.ts).
 // An operation with an unknown outcome may or may not have happened: it is
 // never counted as having happened when that would accuse the system, nor
 // as not having happened when that would. Real-time order between
 // operations of different processes is trusted only beyond
 // `clockUncertaintyMs`, since each process reads the shared clock itself.
+import { groupBy, holderOf, named, responseOf, text, tokenOf, type Grant } from './fields.js';
 import type { FinalState, History, Operation, StoredResult } from './history.js';
+import { checkLock } from './lock.js';
 import type { Violation } from './round.js';
 
-/** How much the processes' readings of the shared clock may disagree, in ms (default 1). */
+/** How a history is judged. */
 export interface CheckOptions {
+  /** How much the processes' readings of the shared clock may disagree, in ms (default 1). */
   readonly clockUncertaintyMs?: number;
   /**
    * A run still under way: judge only what the calls themselves show, not
    * the final state, which is empty (no S3 final fence, no stored result
-   * checked; S5 only as a read that found nothing after an acknowledged write).
+   * checked; S5 only as a read that found nothing after an acknowledged
+   * write; the lock model on the token order only, since a call still in
+   * flight may be what freed a lease).
    */
   readonly partial?: boolean;
-}
-
-/** An acknowledged claim that `token` of `resource` is `holder`'s: an ok Acquire (fresh or replayed) or Renew. */
-interface Grant {
-  readonly op: Operation;
-  readonly resource: string;
-  readonly token: bigint;
-  readonly holder: string;
-  /** An Acquire that minted its token (not an R1 replay). */
-  readonly fresh: boolean;
+  /**
+   * Whether the run promises exclusive leases (default true): one
+   * coordinator that keeps its grants, so the lock model judges L2, L4 and
+   * L5. False for a run where a coordinator loses its data or has a rival:
+   * L3 lets it grant over a lease it never knew of, and only the fence keeps
+   * that safe. The lock model then judges the token order (L6) only.
+   */
+  readonly exclusiveLeases?: boolean;
+  /** Search steps the lock model may take per stretch of overlapping lease calls (default 100,000). */
+  readonly lockStepBudget?: number;
 }
 
 /** A Write as sent, whatever became of it. */
@@ -45,27 +51,21 @@ interface AckedWrite extends SentWrite {
 
 type Flag = (rule: Violation['rule'], message: string, operations: readonly Operation[]) => void;
 
-// Requests and responses come from JSON lines: strings, numbers and booleans only where read here.
-const text = (value: unknown): string =>
-  typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'bigint' ? String(value) : '';
-const tokenOf = (value: unknown): bigint => BigInt(text(value) || '0');
-const holderOf = (fields: Readonly<Record<string, unknown>>) => `${text(fields.owner_id)}#${text(fields.incarnation)}`;
-const responseOf = (op: Operation): Readonly<Record<string, unknown>> =>
-  op.outcome.type === 'ok' ? op.outcome.response : {};
 // Map keys: V2 keeps control characters out of resources and result ids.
 const keyOf = (resource: string, resultId: string) => `${resource}\u0000${resultId}`;
 const where = (resource: string, resultId: string) => `${resource}/${resultId}`;
-const named = (op: Operation) => `${op.method} #${op.id} (${op.process})`;
 const quoted = (payload: string) => JSON.stringify(payload.length > 40 ? `${payload.slice(0, 40)}…` : payload);
-const RULE_ORDER: readonly Violation['rule'][] = ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'protocol'];
+const RULE_ORDER: readonly Violation['rule'][] = ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'LOCK', 'protocol'];
 
 /**
- * Every violation of S1–S6 (and every impossible answer, as `protocol`) in
- * the history, each citing the ids of the operations involved; empty when
- * it is safe. Sorted by rule, then by the first operation cited. Costs
- * O(n log n) in the number of operations. Assumes the history holds every
- * call made to its resources (unknown outcomes included) and the final
- * state every result id those writes named.
+ * Every violation of S1–S6, of the lock model (LOCK), and every impossible
+ * answer (as `protocol`) in the history, each citing the ids of the
+ * operations involved; empty when it is safe. Sorted by rule, then by the
+ * first operation cited. Costs O(n log n) in the number of operations, plus
+ * the lock model's search, which is bounded per stretch of overlapping lease
+ * calls. Assumes the history holds every call made to its resources
+ * (unknown outcomes included) and the final state every result id those
+ * writes named.
  */
 export function checkHistory(history: History, options: CheckOptions = {}): Violation[] {
   const margin = options.clockUncertaintyMs ?? 1;
@@ -85,7 +85,14 @@ export function checkHistory(history: History, options: CheckOptions = {}): Viol
     }));
   const acked = readAckedWrites(sent, flag);
 
-  checkGrants(grants, margin, flag);
+  checkGrants(grants, flag);
+  found.push(
+    ...checkLock(grants, history.operations, {
+      clockUncertaintyMs: margin,
+      exclusive: !options.partial && (options.exclusiveLeases ?? true),
+      stepBudget: options.lockStepBudget ?? 100_000,
+    }),
+  );
   const final = options.partial ? undefined : history.final;
   checkFenceOrder(grants, acked, final, margin, flag);
   if (final) checkStored(grants, sent, final, margin, flag);
@@ -142,12 +149,8 @@ function readAckedWrites(sent: readonly SentWrite[], flag: Flag): AckedWrite[] {
   return acked;
 }
 
-/**
- * S1: one holder per token; S2: one token per request id; L6 (as
- * `protocol`): a freshly minted token is above every token acknowledged
- * before the Acquire was sent.
- */
-function checkGrants(grants: readonly Grant[], margin: number, flag: Flag): void {
+/** S1: one holder per token; S2: one token per request id. (L6, the token order, is the lock model's.) */
+function checkGrants(grants: readonly Grant[], flag: Flag): void {
   for (const same of groupBy(grants, (g) => keyOf(g.resource, String(g.token))).values()) {
     const holders = firstOfEach(same, (g) => g.holder);
     if (holders.length > 1) {
@@ -161,20 +164,6 @@ function checkGrants(grants: readonly Grant[], margin: number, flag: Flag): void
     if (tokens.length > 1) {
       const list = tokens.map((g) => `token ${g.token} of ${g.resource} (${named(g.op)})`).join(', ');
       flag('S2', `request id ${JSON.stringify(requestId)} yielded ${list}`, ops(tokens));
-    }
-  }
-  for (const [resource, resourceGrants] of groupBy(grants, (g) => g.resource)) {
-    const highest = highestBefore(resourceGrants, (g) => g.op.completedMs);
-    for (const g of resourceGrants.filter((g) => g.fresh)) {
-      const earlier = highest(g.op.invokedMs - margin);
-      // The same token to another holder is S1's finding.
-      if (earlier && (g.token < earlier.token || (g.token === earlier.token && g.holder === earlier.holder))) {
-        flag(
-          'protocol',
-          `${resource}: ${named(g.op)} minted token ${g.token}, not above token ${earlier.token} that ${named(earlier.op)} had acknowledged before it was sent (L6)`,
-          [earlier.op, g.op],
-        );
-      }
     }
   }
 }
@@ -396,17 +385,6 @@ function highestBefore<T extends { readonly token: bigint }>(items: readonly T[]
     }
     return lo === 0 ? undefined : best[lo - 1];
   };
-}
-
-function groupBy<T>(items: readonly T[], by: (item: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const item of items) {
-    const k = by(item);
-    const group = groups.get(k);
-    if (group) group.push(item);
-    else groups.set(k, [item]);
-  }
-  return groups;
 }
 
 /** The first item (in the given order) of each distinct `by` value. */

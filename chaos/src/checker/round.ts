@@ -42,12 +42,17 @@ export interface RoundHistory {
   readonly final: readonly (StoredValue | undefined)[];
 }
 
-/** One broken rule: the invariant's id (or `protocol` for a wrong answer) and what happened. */
+/**
+ * One broken rule: the invariant's id (`LOCK` for the lock model, `protocol`
+ * for a wrong answer) and what happened.
+ */
 export interface Violation {
-  readonly rule: 'S1' | 'S2' | 'S3' | 'S4' | 'S5' | 'S6' | 'protocol';
+  readonly rule: 'S1' | 'S2' | 'S3' | 'S4' | 'S5' | 'S6' | 'LOCK' | 'protocol';
   readonly message: string;
   /** Ids of the recorded operations involved (checkHistory). */
   readonly operations?: readonly number[];
+  /** The first violating operation: the one at which no order of the calls fits the lock model (LOCK). */
+  readonly first?: number;
 }
 
 /** The payload racing write i carries in a round starting at fence t. */

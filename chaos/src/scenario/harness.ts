@@ -14,7 +14,7 @@ import {
   type ClusterOptions,
   type WorkerProcess,
 } from '@fencer/supervisor';
-import { checkHistory } from '../checker/check.js';
+import { checkHistory, type CheckOptions } from '../checker/check.js';
 import {
   operationFromCall,
   operationInFlight,
@@ -209,9 +209,10 @@ export class Scenario {
 
   /**
    * Ends the run: heals what is still injected, stops the workers, reads
-   * the sink's final state and checks the history (S1–S6).
+   * the sink's final state and checks the history (S1–S6 and the lock
+   * model, as `options` say).
    */
-  async verdict(): Promise<ScenarioVerdict> {
+  async verdict(options?: CheckOptions): Promise<ScenarioVerdict> {
     // A worker that died mid-run took calls with it that the history never saw.
     if (this.#workerExits.length > 0) throw new Error(`a worker died: ${this.#workerExits.join('; ')}`);
     this.#stopping = true;
@@ -231,7 +232,7 @@ export class Scenario {
       final: await readFinalState(this.cluster, operations),
       faults: [...this.#faults],
     };
-    return { history, violations: checkHistory(history) };
+    return { history, violations: checkHistory(history, options) };
   }
 
   /** Heals what is still injected, stops everything the scenario started and removes its proxies from the Toxiproxy. */

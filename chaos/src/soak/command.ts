@@ -1,5 +1,6 @@
 // `fencer chaos`: a seeded soak with live progress, a verdict, and the
-// seed to replay it. Exit 0 when S1–S6 held, 1 on any violation.
+// seed to replay it. Exit 0 when S1–S6 and the lock model held, 1 on any
+// violation.
 import { setMaxListeners } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,7 +27,7 @@ export interface ChaosConfig {
 export function chaosCommand(): Command {
   return configuredCommand(
     new Command('chaos').description(
-      'a seeded soak: looping workers under a random schedule of faults, then the S1–S6 check of the history',
+      'a seeded soak: looping workers under a random schedule of faults, then the S1–S6 and lock-model check of the history',
     ),
     [
       new Option('--seconds <n>', 'how long the faults go on').default(60).argParser(positiveInteger),
@@ -122,7 +123,7 @@ async function runChaos(config: ChaosConfig): Promise<void> {
     process.stdout.write(`report: ${config.report}\n`);
   }
   if (violations.length === 0) {
-    process.stdout.write('verdict: S1–S6 held\n');
+    process.stdout.write('verdict: S1–S6 and the lock model held\n');
     return;
   }
   for (const v of violations) process.stdout.write(`  ${v.rule}: ${v.message}\n`);

@@ -3,10 +3,11 @@
 // blackholes, lost replies, latency past the TTL, resets, pauses of any
 // process, crashes of either service) drawn from the seed, so the same seed
 // replays the same faults at the same offsets. The history is checked
-// (S1–S6) at the end. Faults that break a promise by design are left to
-// their named scenarios: a coordinator whose data is wiped forgets request
-// ids (R1, so S2 may not hold for requests in flight), and a rival
-// coordinator needs workers sent to it.
+// (S1–S6 and the lock model) at the end. Faults that break a promise by
+// design are left to their named scenarios: a coordinator whose data is
+// wiped forgets request ids (R1, so S2 may not hold for requests in flight)
+// and grants over leases it never knew of (L3), and a rival coordinator
+// needs workers sent to it.
 import { join } from 'node:path';
 import { sleep } from '@fencer/client';
 import type { Violation } from '../checker/round.js';

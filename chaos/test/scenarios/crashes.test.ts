@@ -4,6 +4,8 @@
 // (L6) and still answers replays when its data survived (R3); two
 // coordinators on one sink grant overlapping leases, and the fence alone
 // keeps every token to one holder and no stale write accepted (S1, S3).
+// Where a coordinator forgets a grant or has a rival, leases overlap by
+// design (L3), so the lock model judges the token order only there.
 import { describe, expect, it } from 'vitest';
 import { eventually } from '@fencer/testkit';
 import {
@@ -120,7 +122,7 @@ describe('crash scenarios', { timeout: 120_000 }, () => {
     expect(tokenB).toBeGreaterThan(tokenA);
     expect(await write(a, 'a-2', 'A2')).toMatchObject({ event: 'refused', reason: 'STALE_TOKEN' });
     expect(await write(b, 'b-1', 'B1')).toMatchObject({ event: 'written', outcome: 'applied' });
-    expect((await s.verdict()).violations).toEqual([]);
+    expect((await s.verdict({ exclusiveLeases: false })).violations).toEqual([]);
   });
 
   it('9. split brain: two coordinators, one sink; S1 and S3 still hold', async () => {
@@ -138,7 +140,7 @@ describe('crash scenarios', { timeout: 120_000 }, () => {
     );
     expect(coordinators).toEqual(new Set(['own', 'rival']));
     await stopRival();
-    const { violations } = await s.verdict();
+    const { violations } = await s.verdict({ exclusiveLeases: false });
     expect(violations).toEqual([]);
   });
 });

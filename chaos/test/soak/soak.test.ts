@@ -1,5 +1,6 @@
 // `fencer chaos` as CI runs it: a two-minute seeded soak of real processes
-// under every soak nemesis, checked S1–S6; and its command line's errors.
+// under every soak nemesis, checked S1–S6 and against the lock model; and
+// its command line's errors.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -12,7 +13,7 @@ afterAll(() => dir.remove());
 
 describe('fencer chaos', () => {
   it(
-    `a ${SECONDS} s soak under every soak nemesis holds S1–S6`,
+    `a ${SECONDS} s soak under every soak nemesis holds S1–S6 and the lock model`,
     async () => {
       const report = join(dir.path, 'soak.html');
       const { code, stdout, stderr } = await runFencer(['chaos', '--seconds', String(SECONDS), '--report', report], {
@@ -24,7 +25,7 @@ describe('fencer chaos', () => {
         `seed ${seed}`,
       ).toMatchObject({
         code: 0,
-        verdict: 'verdict: S1–S6 held',
+        verdict: 'verdict: S1–S6 and the lock model held',
       });
       // Progress was shown while it ran, and every kind of fault struck.
       expect(stderr).toMatch(/operations \d+ {2}faults \d+ {2}violations 0/);

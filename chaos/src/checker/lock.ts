@@ -1,0 +1,425 @@
+// The lock model (LOCK): each resource's lease calls are checked against a
+// sequential fenced mutex with leases, the way Jepsen checks Hazelcast's
+// FencedLock. A Wing–Gong search, memoized as in Lowe's, looks for one order
+// of the calls that a correct coordinator could have produced, with each call
+// taking effect at an instant between its sending and its answer. The token
+// order (L6: every minted token is above every token granted before it) is
+// always judged. When leases are exclusive, three more rules are judged: no
+// grant while a lease is certainly valid (L2), only the latest unreleased
+// grant renews (L4), and a release frees only the latest grant (L5).
+//
+// Time: the coordinator starts a lease's TTL on its own clock when it grants
+// or renews (L1), which is after the call was sent. So a lease is certainly
+// valid until its call's sending plus its TTL, and only a grant that must
+// fall inside that window breaks L2. Unknown outcomes may or may not have
+// taken effect. The search tries both only where the effect can explain a
+// later answer: an Acquire whose token a replay revealed, or a Release. It
+// leaves out every other unknown call, whose effect could only make the
+// model stricter.
+import { groupBy, holderOf, named, responseOf, text, tokenOf, type Grant } from './fields.js';
+import type { Operation } from './history.js';
+import type { Violation } from './round.js';
+
+/** How the lock model judges a history. */
+export interface LockOptions {
+  /** How much the processes' readings of the shared clock may disagree (ms). */
+  readonly clockUncertaintyMs: number;
+  /** Judge L2, L4 and L5 as well as the token order (L6). */
+  readonly exclusive: boolean;
+  /** Search steps allowed for one stretch of overlapping calls; past it, the rest of the resource is reported unchecked. */
+  readonly stepBudget: number;
+}
+
+/** One lease call as the model sees it. */
+interface LeaseCall {
+  readonly op: Operation;
+  /**
+   * `grant` mints `token` for `holder` (a fresh Acquire). `renew` and
+   * `release` act on the latest grant, which must be (holder, token).
+   * `witness` shows only that `token` was granted by then: an R1 replay, or
+   * a Renew or Release that the model does not follow.
+   */
+  readonly kind: 'grant' | 'renew' | 'release' | 'witness';
+  readonly holder: string;
+  readonly token: bigint;
+  /** For a grant or renewal: how long the lease is certainly valid after the call was sent (ms). */
+  readonly ttlMs: number;
+  /** Whether it took effect (ok). An unknown call only may have. */
+  readonly certain: boolean;
+  /** The latest instant its effect can be placed at (ms, shared clock). */
+  readonly endMs: number;
+}
+
+/** The latest grant of a resource, as a correct coordinator holds it. */
+interface Lease {
+  readonly holder: string;
+  readonly token: bigint;
+  readonly grantedBy: Operation;
+  /** The grant or the last renewal, and until when it makes the lease certainly valid (ms, shared clock). */
+  readonly validBy: Operation;
+  readonly validUntilMs: number;
+  readonly releasedBy?: Operation;
+}
+
+/** The model's state for one resource. The operations in it are kept for messages and are not part of its identity. */
+interface MutexState {
+  /** The highest token known granted, its holder, and the call that showed it. */
+  readonly top: bigint;
+  readonly topHolder: string;
+  readonly topBy?: Operation;
+  /** Followed only when leases are exclusive. */
+  readonly lease?: Lease;
+}
+
+type Refusal = 'token' | 'held' | 'not-latest';
+
+const INITIAL: MutexState = { top: 0n, topHolder: '' };
+
+// V2 keeps control characters out of owner ids.
+const stateKey = (s: MutexState): string => {
+  const l = s.lease;
+  const lease = l ? `${l.holder}\u0000${l.token}\u0000${l.validUntilMs}\u0000${l.releasedBy ? 1 : 0}` : '';
+  return `${s.top}\u0000${s.topHolder}\u0000${lease}`;
+};
+
+const raised = (s: MutexState, c: LeaseCall): MutexState =>
+  c.token > s.top ? { ...s, top: c.token, topHolder: c.holder, topBy: c.op } : s;
+
+/** The call's effect on the model at the earliest instant from `fromMs` on, or why a correct coordinator could not have given its answer there. */
+function place(s: MutexState, c: LeaseCall, fromMs: number): { state: MutexState; atMs: number } | Refusal {
+  switch (c.kind) {
+    case 'witness':
+      return { state: raised(s, c), atMs: fromMs };
+    case 'grant': {
+      // L6. The same token to another holder is S1's finding, not this one's.
+      if (c.token < s.top || (c.token === s.top && c.holder === s.topHolder)) return 'token';
+      // L2: not before the lease in force has certainly ended, unless it was released.
+      const l = s.lease;
+      const atMs = l && !l.releasedBy ? Math.max(fromMs, l.validUntilMs) : fromMs;
+      if (atMs > c.endMs) return 'held';
+      const validUntilMs = c.op.invokedMs + c.ttlMs;
+      const lease: Lease = { holder: c.holder, token: c.token, grantedBy: c.op, validBy: c.op, validUntilMs };
+      return { state: { top: c.token, topHolder: c.holder, topBy: c.op, lease }, atMs };
+    }
+    case 'renew':
+    case 'release': {
+      const l = s.lease;
+      // L4: a released lease is over and cannot be renewed. L5: releasing it again is allowed.
+      if (l?.holder !== c.holder || l.token !== c.token || (c.kind === 'renew' && l.releasedBy)) return 'not-latest';
+      const lease: Lease =
+        c.kind === 'renew'
+          ? { ...l, validBy: c.op, validUntilMs: c.op.invokedMs + c.ttlMs }
+          : { ...l, releasedBy: c.op };
+      return { state: { ...s, lease }, atMs: fromMs };
+    }
+  }
+}
+
+/**
+ * Findings of the lock model, at most one per resource. A finding is either
+ * the first violating operation (`first`), with the call that conflicts
+ * with it, or a note that a stretch of overlapping calls was too large to
+ * search. A stretch too large is never passed silently. After either
+ * finding, the model judges nothing later on that resource. Assumes the
+ * history holds every lease call made to its resources.
+ */
+export function checkLock(
+  grants: readonly Grant[],
+  operations: readonly Operation[],
+  options: LockOptions,
+): Violation[] {
+  const found: Violation[] = [];
+  const byResource = leaseCalls(grants, operations, options);
+  for (const resource of [...byResource.keys()].sort()) {
+    let states = [INITIAL];
+    for (const stretch of quiescent(byResource.get(resource)!)) {
+      const result = search(stretch, states, options.stepBudget);
+      if (result === 'exhausted') {
+        const from = stretch[0]!.op;
+        found.push({
+          rule: 'LOCK',
+          message: `${resource}: unchecked from ${named(from)} on: ${stretch.length} overlapping lease calls need more than ${options.stepBudget} search steps`,
+          operations: [from.id],
+        });
+        break;
+      }
+      if (result.ends.length === 0) {
+        // Every order dead-ends somewhere, so the search met at least one dead end.
+        found.push(explain(resource, result.dead!));
+        break;
+      }
+      states = result.ends;
+    }
+  }
+  return found;
+}
+
+/** Each resource's lease calls as the model takes them, ordered by sending. */
+function leaseCalls(
+  grants: readonly Grant[],
+  operations: readonly Operation[],
+  options: LockOptions,
+): Map<string, LeaseCall[]> {
+  type Call = LeaseCall & { readonly resource: string };
+  const { exclusive } = options;
+  const grantKey = (c: { readonly resource: string; readonly holder: string; readonly token: bigint }) =>
+    `${c.resource}\u0000${c.holder}\u0000${c.token}`;
+  const answered = (op: Operation) => op.completedMs + options.clockUncertaintyMs;
+  // The lease an ok call answered lasts its TTL from the call's sending (L3, L4).
+  const ttlOf = (op: Operation) =>
+    exclusive ? Number(text((responseOf(op).lease as Record<string, unknown> | undefined)?.ttl_ms)) || 0 : 0;
+  const calls: Call[] = grants
+    .filter((g) => g.fresh)
+    .map((g) => ({ ...g, kind: 'grant', ttlMs: ttlOf(g.op), certain: true, endMs: answered(g.op) }));
+
+  // An unknown Acquire may have minted the token that a replay of its
+  // request id later answered (R1). Unless an ok Acquire of that id was
+  // fresh: then that one minted it.
+  const acquiresOf = groupBy(
+    grants.filter((g) => g.op.method === 'Acquire'),
+    (g) => `${g.resource}\u0000${text(g.op.request.request_id)}`,
+  );
+  const maybeGrants: Omit<Call, 'endMs'>[] = [];
+  for (const op of operations) {
+    if (!exclusive || op.method !== 'Acquire' || op.outcome.type !== 'unknown') continue;
+    const resource = text(op.request.resource);
+    const same = acquiresOf.get(`${resource}\u0000${text(op.request.request_id)}`) ?? [];
+    if (same.length === 0 || same.some((g) => g.fresh)) continue;
+    const { holder, token } = same[0]!;
+    maybeGrants.push({
+      op,
+      resource,
+      kind: 'grant',
+      holder,
+      token,
+      ttlMs: Number(text(op.request.ttl_ms)) || 0,
+      certain: false,
+    });
+  }
+
+  // Renews and Releases of a grant the model follows act on it; any other
+  // Renew or Release, and every replay, only shows that its token was granted.
+  const followed = new Set([...calls, ...maybeGrants].map(grantKey));
+  const follows = (c: Parameters<typeof grantKey>[0]) => exclusive && followed.has(grantKey(c));
+  for (const g of grants.filter((g) => !g.fresh)) {
+    const kind = g.op.method === 'Renew' && follows(g) ? 'renew' : 'witness';
+    calls.push({ ...g, kind, ttlMs: ttlOf(g.op), certain: true, endMs: answered(g.op) });
+  }
+  const maybeReleases: Omit<Call, 'endMs'>[] = [];
+  for (const op of operations) {
+    if (op.method !== 'Release' || op.outcome.type === 'fail') continue;
+    const release = {
+      op,
+      resource: text(op.request.resource),
+      kind: 'release' as const,
+      holder: holderOf(op.request),
+      token: tokenOf(op.request.token),
+      ttlMs: 0,
+    };
+    if (op.outcome.type === 'unknown') {
+      if (follows(release)) maybeReleases.push({ ...release, certain: false });
+    } else if (op.outcome.response.released === true) {
+      const kind = follows(release) ? 'release' : 'witness';
+      calls.push({ ...release, kind, certain: true, endMs: answered(op) });
+    }
+  }
+
+  // Past these instants an unknown call's effect explains nothing more, and
+  // can only make the model stricter. So its window ends there, which
+  // leaves quiet moments to split the search at. An unknown grant helps only
+  // the Renews and Releases that need it to be the latest grant. An unknown
+  // Release helps only while its lease is certainly valid.
+  const dependents = groupBy(
+    calls.filter((c) => c.kind === 'renew' || c.kind === 'release'),
+    grantKey,
+  );
+  const leases = groupBy(
+    [...calls, ...maybeGrants].filter((c) => c.kind === 'grant' || c.kind === 'renew'),
+    grantKey,
+  );
+  const latest = <T>(items: readonly T[] | undefined, at: (item: T) => number) =>
+    (items ?? []).reduce((max, item) => Math.max(max, at(item)), -Infinity);
+  for (const c of maybeGrants) calls.push({ ...c, endMs: latest(dependents.get(grantKey(c)), (d) => d.endMs) });
+  for (const c of maybeReleases) {
+    calls.push({ ...c, endMs: latest(leases.get(grantKey(c)), (l) => l.op.invokedMs + l.ttlMs) });
+  }
+
+  const byResource = groupBy(
+    calls.filter((c) => c.endMs >= c.op.invokedMs),
+    (c) => c.resource,
+  );
+  for (const list of byResource.values()) list.sort((a, b) => a.op.invokedMs - b.op.invokedMs || a.op.id - b.op.id);
+  return byResource;
+}
+
+/**
+ * Splits calls ordered by sending where a call is sent after every earlier
+ * one's window has closed. Every order places all of a stretch's calls
+ * before the next stretch's, so searching stretch by stretch, from each
+ * state the previous one can end in, is exact.
+ */
+function* quiescent(calls: readonly LeaseCall[]): Generator<LeaseCall[]> {
+  let stretch: LeaseCall[] = [];
+  let closesMs = -Infinity;
+  for (const c of calls) {
+    if (c.op.invokedMs > closesMs && stretch.length > 0) {
+      yield stretch;
+      stretch = [];
+    }
+    stretch.push(c);
+    closesMs = Math.max(closesMs, c.endMs);
+  }
+  if (stretch.length > 0) yield stretch;
+}
+
+/**
+ * A point of the search. The calls not placed yet are `pending` (sent by
+ * `nowMs`, still placeable) and every call from `next` on (sent later).
+ * Every call placed so far was placed at or before `nowMs`.
+ */
+interface Node {
+  readonly next: number;
+  readonly pending: readonly number[];
+  readonly state: MutexState;
+  readonly nowMs: number;
+  /** Certain calls placed so far. */
+  readonly placed: number;
+}
+
+/** Where the search got stuck: the call that no order can place next, and why. */
+interface DeadEnd {
+  readonly placed: number;
+  readonly call: LeaseCall;
+  readonly refusal: Refusal;
+  readonly state: MutexState;
+}
+
+/**
+ * Every state in which some order of `calls` can end, starting from any of
+ * `starts`, or 'exhausted' past `budget` steps. When no order exists, also
+ * the deepest dead end: the most certain calls placed, and on a tie the one
+ * stuck on the call sent last.
+ */
+function search(
+  calls: readonly LeaseCall[],
+  starts: readonly MutexState[],
+  budget: number,
+): { ends: MutexState[]; dead?: DeadEnd } | 'exhausted' {
+  const n = calls.length;
+  // Among the certain calls from index k on: the earliest window end, whose
+  // it is, and the next earliest. No call may be placed after the first,
+  // except that call itself, which is bounded by the second.
+  const first = Array<number>(n + 1).fill(Infinity);
+  const firstOf = Array<number>(n + 1).fill(-1);
+  const second = Array<number>(n + 1).fill(Infinity);
+  for (let k = n - 1; k >= 0; k--) {
+    [first[k], firstOf[k], second[k]] = [first[k + 1]!, firstOf[k + 1]!, second[k + 1]!];
+    const { certain, endMs } = calls[k]!;
+    if (certain && endMs < first[k]!) [first[k], firstOf[k], second[k]] = [endMs, k, first[k]!];
+    else if (certain && endMs < second[k]!) second[k] = endMs;
+  }
+
+  const ends = new Map<string, MutexState>();
+  // The earliest nowMs each (calls left, state) was reached at: a later one can do no more.
+  const earliest = new Map<string, number>();
+  let dead: DeadEnd | undefined;
+  let steps = 0;
+  for (const state of starts) {
+    const stack: Node[] = [{ next: 0, pending: [], state, nowMs: -Infinity, placed: 0 }];
+    for (let node = stack.pop(); node; node = stack.pop()) {
+      if (++steps > budget) return 'exhausted';
+      const key = leftKey(node) + stateKey(node.state);
+      if ((earliest.get(key) ?? Infinity) <= node.nowMs) continue;
+      earliest.set(key, node.nowMs);
+
+      let [d1, d1Of, d2] = [first[node.next]!, firstOf[node.next]!, second[node.next]!];
+      for (const j of node.pending) {
+        const { certain, endMs } = calls[j]!;
+        if (certain && endMs < d1) [d1, d1Of, d2] = [endMs, j, d1];
+        else if (certain && endMs < d2) d2 = endMs;
+      }
+      if (d1 === Infinity) ends.set(stateKey(node.state), node.state);
+
+      const candidates = [...node.pending];
+      for (let k = node.next; k < n && calls[k]!.op.invokedMs <= d1; k++) candidates.push(k);
+      let moved = false;
+      for (const i of candidates) {
+        const call = calls[i]!;
+        const fromMs = Math.max(node.nowMs, call.op.invokedMs);
+        const effect = fromMs <= call.endMs ? place(node.state, call, fromMs) : undefined;
+        if (effect === undefined || typeof effect === 'string' || effect.atMs > (i === d1Of ? d2 : d1)) continue;
+        moved = true;
+        stack.push(advance(calls, node, i, effect.state, effect.atMs));
+      }
+      if (moved || d1 === Infinity) continue;
+      // Stuck: the certain call whose window closes first cannot be placed next.
+      const call = calls[d1Of]!;
+      const refusal = place(node.state, call, Math.max(node.nowMs, call.op.invokedMs));
+      const deeper =
+        !dead ||
+        node.placed > dead.placed ||
+        (node.placed === dead.placed && call.op.invokedMs > dead.call.op.invokedMs);
+      if (typeof refusal === 'string' && deeper) dead = { placed: node.placed, call, refusal, state: node.state };
+    }
+  }
+  return { ends: [...ends.values()], ...(dead ? { dead } : {}) };
+}
+
+/** The node after placing call i at atMs: calls sent by then become pending, unknown calls whose window closed drop out. */
+function advance(calls: readonly LeaseCall[], node: Node, i: number, state: MutexState, atMs: number): Node {
+  const pending = node.pending.filter((j) => j !== i && calls[j]!.endMs >= atMs);
+  let next = node.next;
+  for (; next < calls.length && calls[next]!.op.invokedMs <= atMs; next++) {
+    if (next !== i && calls[next]!.endMs >= atMs) pending.push(next);
+  }
+  return { next, pending, state, nowMs: atMs, placed: node.placed + (calls[i]!.certain ? 1 : 0) };
+}
+
+/**
+ * The calls not placed yet, as one key. Two nodes that have the same calls
+ * left get the same key, however they got there: the run of trailing
+ * indices that reaches `next` folds into it.
+ */
+function leftKey({ next, pending }: Node): string {
+  let from = next;
+  let k = pending.length;
+  while (k > 0 && pending[k - 1] === from - 1) [k, from] = [k - 1, from - 1];
+  return `${from}:${pending.slice(0, k).join(',')}|`;
+}
+
+/** A dead end as a finding, citing the call the violating one conflicts with and the violating one itself. */
+function explain(resource: string, { call, refusal, state }: DeadEnd): Violation {
+  const finding = (message: string, other: Operation | undefined): Violation => ({
+    rule: 'LOCK',
+    message: `${resource}: ${named(call.op)} ${message}`,
+    operations: other ? [other.id, call.op.id] : [call.op.id],
+    first: call.op.id,
+  });
+  const lease = state.lease;
+  switch (refusal) {
+    case 'token':
+      return finding(
+        `minted token ${call.token}, not above token ${state.top}, which ${named(state.topBy!)} showed granted before it (L6)`,
+        state.topBy,
+      );
+    case 'held': {
+      const { holder, token, validBy, validUntilMs } = lease!;
+      return finding(
+        `was granted token ${call.token} while ${holder} held token ${token}: ${named(validBy)} made that lease valid for ${Math.round(validUntilMs - validBy.invokedMs)} ms after it was sent, and #${call.op.id} was answered ${Math.round(validUntilMs - call.op.completedMs)} ms before that ran out (L2)`,
+        validBy,
+      );
+    }
+    case 'not-latest': {
+      const [verb, rule] = call.kind === 'renew' ? ['renewed', 'L4'] : ['released', 'L5'];
+      const what = `${verb} token ${call.token} of ${call.holder}, but`;
+      if (!lease) return finding(`${what} nothing had been granted yet (${rule})`, undefined);
+      if (lease.releasedBy && lease.holder === call.holder && lease.token === call.token) {
+        return finding(`${what} ${named(lease.releasedBy)} had released it (${rule})`, lease.releasedBy);
+      }
+      return finding(
+        `${what} the latest grant was token ${lease.token} to ${lease.holder} (${named(lease.grantedBy)}) (${rule})`,
+        lease.grantedBy,
+      );
+    }
+  }
+}
