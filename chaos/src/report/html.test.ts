@@ -188,6 +188,27 @@ describe('renderReport', () => {
     for (const id of [5, 6, 7]) expect(element(id)).toMatch(/^<g class="[^"]* cited"/);
   });
 
+  it("flags the lock model's first violating operation, besides ringing what it cites", () => {
+    const lock: Violation = {
+      rule: 'LOCK',
+      message: 'job-1: Renew #13 (worker-c) renewed …',
+      operations: [11, 13],
+      first: 13,
+    };
+    const flagged = renderReport({ history, violations: [lock], title: 't' });
+    const of = (id: number) => flagged.match(new RegExp(`<g [^>]*data-op="${id}".*?</g>`))?.[0] ?? '';
+    expect(of(13)).toMatch(/^<g class="mark op renew cited first"/);
+    expect(of(13)).toContain('class="first-flag"');
+    expect(of(13)).toContain('violates LOCK (its first violating operation)');
+    // The call it conflicts with is ringed, not flagged.
+    expect(of(11)).toMatch(/^<g class="lease cited"/);
+    expect(of(11)).not.toContain('first-flag');
+    expect(flagged).toContain('<li class="violation" data-rule="LOCK" data-ops="11 13" data-first="13">');
+    expect(flagged).toContain('first violating operation (lock model)</span>');
+    // S1–S6 violations name no first violating operation.
+    expect(html).not.toMatch(/<g class="[^"]* first"/);
+  });
+
   it('counts operations, acked writes, refusals by reason and faults', () => {
     const count = (key: string) => html.match(new RegExp(`data-count="${key}"><dt>[^<]*</dt><dd>(\\d+)</dd>`))?.[1];
     expect(
@@ -206,7 +227,9 @@ describe('renderReport', () => {
 
   it('says safe, with the seed, when there is no violation', () => {
     const safe = renderReport({ history, violations: [], title: 't', seed: 7 });
-    expect(safe).toContain('<div class="verdict safe" data-violations="0">SAFE: no violation of S1–S6 · seed 7</div>');
+    expect(safe).toContain(
+      '<div class="verdict safe" data-violations="0">SAFE: no violation of S1–S6 or the lock model · seed 7</div>',
+    );
     expect(safe).not.toContain('class="ring"');
     expect(safe).not.toContain('class="mark op');
   });

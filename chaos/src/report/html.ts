@@ -1,8 +1,9 @@
 // The chaos run's report: one self-contained HTML file (inline CSS, SVG and
 // a few lines of script; nothing is fetched) that draws a history on a
 // timeline — a lane per resource with its leases and writes, the faults
-// shaded across every lane, the operations the checker cites ringed in red —
-// so a failed run can be read in any browser, from a CI artifact, offline.
+// shaded across every lane, the operations the checker cites ringed in red,
+// the lock model's first violating operation flagged above its ring — so a
+// failed run can be read in any browser, from a CI artifact, offline.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { History, Operation } from '../checker/history.js';
@@ -135,6 +136,10 @@ function glyph(kind: ReturnType<typeof writeKind> | 'op', x: number, y: number, 
   }
 }
 
+/** The lock model's mark of its first violating operation: a red triangle pointing down at (x, y). */
+const firstFlag = (x: number, y: number) =>
+  `<path class="first-flag" d="M${x - 6} ${y - 9}h12l-6 9z" fill="#e03131" stroke="#fff" stroke-width="1"/>`;
+
 /** One line about an operation: what the hover title and the details line show. */
 function detailsOf(op: Operation, t0: number, rules: readonly string[]): string {
   const response = responseOf(op);
@@ -194,13 +199,19 @@ function timeline(input: ReportInput): { svg: string; leases: number } {
     [...new Set(operations.map((op) => op.process))].sort().map((p, i) => [p, PALETTE[i % PALETTE.length]!]),
   );
   const rulesOf = new Map<number, string[]>();
-  for (const v of input.violations)
-    for (const id of v.operations ?? []) rulesOf.set(id, [...(rulesOf.get(id) ?? []), v.rule]);
-  const cited = (op: Operation) => (rulesOf.has(op.id) ? ' cited' : '');
+  const firsts = new Set<number>();
+  for (const v of input.violations) {
+    for (const id of v.operations ?? []) {
+      const rule = v.first === id ? `${v.rule} (its first violating operation)` : v.rule;
+      rulesOf.set(id, [...(rulesOf.get(id) ?? []), rule]);
+    }
+    if (v.first !== undefined) firsts.add(v.first);
+  }
+  const cited = (op: Operation) => (rulesOf.has(op.id) ? ' cited' : '') + (firsts.has(op.id) ? ' first' : '');
   const ring = (op: Operation, cx: number, cy: number) =>
-    rulesOf.has(op.id)
+    (rulesOf.has(op.id)
       ? `<circle class="ring" cx="${cx}" cy="${cy}" r="8" fill="none" stroke="#e03131" stroke-width="2.5"/>`
-      : '';
+      : '') + (firsts.has(op.id) ? firstFlag(cx, cy - 10) : '');
   const out: string[] = [];
 
   const faultRows = pack(faults.map((f) => ({ startMs: f.startMs, endMs: f.endMs ?? tEnd })));
@@ -345,9 +356,9 @@ export function renderReport(input: ReportInput): string {
   const seed = input.seed === undefined ? '' : ` · seed ${input.seed}`;
   const verdict = violations.length
     ? `<div class="verdict unsafe" data-violations="${violations.length}">UNSAFE: ${violations.length} violation${violations.length === 1 ? '' : 's'}${seed}</div>`
-    : `<div class="verdict safe" data-violations="0">SAFE: no violation of S1–S6${seed}</div>`;
+    : `<div class="verdict safe" data-violations="0">SAFE: no violation of S1–S6 or the lock model${seed}</div>`;
   const list = violations.length
-    ? `<ol class="violations">${violations.map((v) => `<li class="violation" data-rule="${esc(v.rule)}" data-ops="${esc((v.operations ?? []).join(' '))}"><b>${esc(v.rule)}</b> ${esc(v.message)}</li>`).join('')}</ol>`
+    ? `<ol class="violations">${violations.map((v) => `<li class="violation" data-rule="${esc(v.rule)}" data-ops="${esc((v.operations ?? []).join(' '))}"${v.first === undefined ? '' : ` data-first="${v.first}"`}><b>${esc(v.rule)}</b> ${esc(v.message)}</li>`).join('')}</ol>`
     : '';
   const owners = [...new Set(history.operations.map((op) => op.process))].sort();
   const mark = (kind: Parameters<typeof glyph>[0], label: string, reason = '') =>
@@ -365,7 +376,8 @@ export function renderReport(input: ReportInput): string {
       .map((r) => mark('refused', `refused ${r}`, r))
       .join('') +
     mark('unknown', 'unknown outcome') +
-    `<span><svg width="18" height="18"><circle cx="9" cy="9" r="7" fill="none" stroke="#e03131" stroke-width="2.5"/></svg>cited by a violation</span></div>`;
+    `<span><svg width="18" height="18"><circle cx="9" cy="9" r="7" fill="none" stroke="#e03131" stroke-width="2.5"/></svg>cited by a violation</span>` +
+    `<span><svg width="14" height="14">${firstFlag(7, 11)}</svg>first violating operation (lock model)</span></div>`;
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>${esc(input.title)}</title><style>${CSS}</style></head>
 <body><h1>${esc(input.title)}</h1>${verdict}${list}
