@@ -32,3 +32,4 @@ export { Scenario, type ScenarioOptions, type ScenarioVerdict, type ScenarioWork
 export { runSoak, SOAK_KINDS, type SoakOptions, type SoakProgress, type SoakResult } from './soak/soak.js';
 export { chaosCommand, type ChaosConfig } from './soak/command.js';
 export { renderReport, writeReport, type ReportInput } from './report/html.js';
+export { historyLines, writeHistory } from './history-export/json-lines.js';

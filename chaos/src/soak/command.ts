@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, configuredCommand, positiveInteger } from '@fencer/server-kit';
+import { writeHistory } from '../history-export/json-lines.js';
 import { writeReport } from '../report/html.js';
 import { runSoak, type SoakProgress, type SoakResult } from './soak.js';
 
@@ -21,6 +22,8 @@ export interface ChaosConfig {
   readonly toxiproxyUrl?: string;
   /** Write the run's timeline here as one self-contained HTML file. */
   readonly report?: string;
+  /** Write the run's history here as JSON lines in Jepsen's shape (historyLines). */
+  readonly history?: string;
 }
 
 /** `fencer chaos`. */
@@ -37,6 +40,10 @@ export function chaosCommand(): Command {
       new Option('--data <dir>', 'keep the run’s data (logs, LevelDB) here'),
       new Option('--toxiproxy <url>', 'inject faults through this running Toxiproxy').env('TOXIPROXY_URL'),
       new Option('--report <file.html>', 'write the run as a self-contained HTML timeline'),
+      new Option(
+        '--history <file.jsonl>',
+        'write the run’s history as JSON lines, one event per line (Jepsen’s shape)',
+      ),
     ],
     (options: {
       seconds: number;
@@ -46,6 +53,7 @@ export function chaosCommand(): Command {
       data?: string;
       toxiproxy?: string;
       report?: string;
+      history?: string;
     }): ChaosConfig => {
       if (options.workers > 26) throw new ConfigError('--workers must be at most 26');
       return Object.freeze({
@@ -56,6 +64,7 @@ export function chaosCommand(): Command {
         ...(options.data === undefined ? {} : { data: resolve(options.data) }),
         ...(options.toxiproxy === undefined ? {} : { toxiproxyUrl: options.toxiproxy }),
         ...(options.report === undefined ? {} : { report: resolve(options.report) }),
+        ...(options.history === undefined ? {} : { history: resolve(options.history) }),
       });
     },
     runChaos,
@@ -121,6 +130,10 @@ async function runChaos(config: ChaosConfig): Promise<void> {
       },
     });
     process.stdout.write(`report: ${config.report}\n`);
+  }
+  if (config.history) {
+    await writeHistory(config.history, history);
+    process.stdout.write(`history: ${config.history}\n`);
   }
   if (violations.length === 0) {
     process.stdout.write('verdict: S1–S6 and the lock model held\n');
