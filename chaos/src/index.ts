@@ -15,6 +15,7 @@ export {
   type WriteAnswer,
 } from './checker/round.js';
 export { checkHistory, type CheckOptions } from './checker/check.js';
+export { OPPORTUNITY_MEANINGS, opportunities, type Opportunities } from './checker/opportunities.js';
 export {
   operationFromCall,
   operationInFlight,
