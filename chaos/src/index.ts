@@ -27,7 +27,15 @@ export {
   type Outcome,
   type StoredResult,
 } from './checker/history.js';
-export { DEFAULT_WORKLOAD, loopingWorkerArgs, readFinalState, type WorkloadOptions } from './workload/workload.js';
+export {
+  DEFAULT_WORKLOAD,
+  loopingWorkerArgs,
+  mixWorkerArgs,
+  readFinalState,
+  WORKLOAD_MIXES,
+  type WorkloadMix,
+  type WorkloadOptions,
+} from './workload/workload.js';
 export * from './nemesis/index.js';
 export { Scenario, type ScenarioOptions, type ScenarioVerdict, type ScenarioWorker } from './scenario/harness.js';
 export { runSoak, SOAK_KINDS, type SoakOptions, type SoakProgress, type SoakResult } from './soak/soak.js';

@@ -9,6 +9,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, configuredCommand, positiveInteger } from '@fencer/server-kit';
 import { writeHistory } from '../history-export/json-lines.js';
 import { writeReport } from '../report/html.js';
+import { WORKLOAD_MIXES, type WorkloadMix } from '../workload/workload.js';
 import { runSoak, type SoakProgress, type SoakResult } from './soak.js';
 
 /** What `fencer chaos` runs with. */
@@ -17,6 +18,7 @@ export interface ChaosConfig {
   readonly seed: number;
   readonly workers: number;
   readonly resources: number;
+  readonly mix: WorkloadMix;
   /** Keep the run's data here; absent: a temporary directory, removed afterwards. */
   readonly data?: string;
   readonly toxiproxyUrl?: string;
@@ -30,13 +32,19 @@ export interface ChaosConfig {
 export function chaosCommand(): Command {
   return configuredCommand(
     new Command('chaos').description(
-      'a seeded soak: looping workers under a random schedule of faults, then the S1–S6 and lock-model check of the history',
+      'a seeded soak: workers under a random schedule of faults, then the S1–S6 and lock-model check of the history',
     ),
     [
       new Option('--seconds <n>', 'how long the faults go on').default(60).argParser(positiveInteger),
       new Option('--seed <n>', 'the schedule’s seed (default: random; printed, to replay a run)').argParser(seedOf),
       new Option('--workers <n>', 'worker processes (at most 26)').default(4).argParser(positiveInteger),
       new Option('--resources <n>', 'resources they share').default(2).argParser(positiveInteger),
+      new Option(
+        '--mix <name>',
+        'what the workers do: a seeded generator’s mix of calls (`fencer worker --mix`), or loop (acquire, write steps, release)',
+      )
+        .choices(WORKLOAD_MIXES)
+        .default('default'),
       new Option('--data <dir>', 'keep the run’s data (logs, LevelDB) here'),
       new Option('--toxiproxy <url>', 'inject faults through this running Toxiproxy').env('TOXIPROXY_URL'),
       new Option('--report <file.html>', 'write the run as a self-contained HTML timeline'),
@@ -50,6 +58,7 @@ export function chaosCommand(): Command {
       seed?: number;
       workers: number;
       resources: number;
+      mix: WorkloadMix;
       data?: string;
       toxiproxy?: string;
       report?: string;
@@ -61,6 +70,7 @@ export function chaosCommand(): Command {
         seed: options.seed ?? Math.floor(Math.random() * 2 ** 31),
         workers: options.workers,
         resources: options.resources,
+        mix: options.mix,
         ...(options.data === undefined ? {} : { data: resolve(options.data) }),
         ...(options.toxiproxy === undefined ? {} : { toxiproxyUrl: options.toxiproxy }),
         ...(options.report === undefined ? {} : { report: resolve(options.report) }),
@@ -85,9 +95,9 @@ async function runChaos(config: ChaosConfig): Promise<void> {
   setMaxListeners(0, stopping.signal);
   process.once('SIGINT', () => stopping.abort(new Error('interrupted')));
   process.once('SIGTERM', () => stopping.abort(new Error('terminated')));
-  const replay = `fencer chaos --seed ${config.seed} --seconds ${config.seconds} --workers ${config.workers} --resources ${config.resources}`;
+  const replay = `fencer chaos --seed ${config.seed} --seconds ${config.seconds} --workers ${config.workers} --resources ${config.resources} --mix ${config.mix}`;
   process.stdout.write(
-    `fencer chaos: seed ${config.seed}, ${config.seconds} s, ${config.workers} workers on ${config.resources} resources\n`,
+    `fencer chaos: seed ${config.seed}, ${config.seconds} s, ${config.workers} workers on ${config.resources} resources, mix ${config.mix}\n`,
   );
   let result: SoakResult;
   try {

@@ -1,9 +1,10 @@
-// A seeded soak: looping workers on a few resources, and a random schedule
-// of every nemesis that leaves the protocol's promises intact (partitions,
-// blackholes, lost replies, latency past the TTL, resets, pauses of any
-// process, crashes of either service) drawn from the seed, so the same seed
-// replays the same faults at the same offsets. The history is checked
-// (S1–S6 and the lock model) at the end. Faults that break a promise by
+// A seeded soak: workers on a few resources running a seeded generator's
+// mix of calls (or looping), and a random schedule of every nemesis that
+// leaves the protocol's promises intact (partitions, blackholes, lost
+// replies, latency past the TTL, resets, pauses of any process, crashes of
+// either service) drawn from the seed, so the same seed replays the same
+// faults at the same offsets. The history is checked (S1–S6 and the lock
+// model) at the end. Faults that break a promise by
 // design are left to their named scenarios: a coordinator whose data is
 // wiped forgets request ids (R1, so S2 may not hold for requests in flight)
 // and grants over leases it never knew of (L3), and a rival coordinator
@@ -17,7 +18,7 @@ import { nemesisFor, schedule, type ScheduledFault } from '../nemesis/index.js';
 import type { NemesisKind } from '../nemesis/fault.js';
 import type { LinkTarget } from '../nemesis/network.js';
 import { Scenario } from '../scenario/harness.js';
-import { DEFAULT_WORKLOAD, loopingWorkerArgs } from '../workload/workload.js';
+import { DEFAULT_WORKLOAD, loopingWorkerArgs, mixWorkerArgs, type WorkloadMix } from '../workload/workload.js';
 
 /** The nemeses a soak draws from. */
 export const SOAK_KINDS: readonly NemesisKind[] = Object.freeze([
@@ -38,6 +39,12 @@ export interface SoakOptions {
   readonly data: string;
   readonly workers: number;
   readonly resources: number;
+  /**
+   * What the workers do (default `default`: the generator's mix that gives
+   * every invariant the checker judges chances to break); worker i draws
+   * its calls from seed × 26 + i, so a seed replays them too.
+   */
+  readonly mix?: WorkloadMix;
   /** A running Toxiproxy (default: $TOXIPROXY_URL, else `fencer toxiproxy`). */
   readonly toxiproxyUrl?: string;
   /** Called about twice a second while the run goes on. */
@@ -78,8 +85,17 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     ...(options.toxiproxyUrl ? { toxiproxyUrl: options.toxiproxyUrl } : {}),
   });
   try {
+    const mix = options.mix ?? 'default';
     const workers = await Promise.all(
-      owners.map((owner, i) => s.worker(owner, loopingWorkerArgs(`job-${(i % options.resources) + 1}`, SOAK_WORKLOAD))),
+      owners.map((owner, i) => {
+        const resource = `job-${(i % options.resources) + 1}`;
+        return s.worker(
+          owner,
+          mix === 'loop'
+            ? loopingWorkerArgs(resource, SOAK_WORKLOAD)
+            : mixWorkerArgs(resource, mix, options.seed * 26 + i, SOAK_WORKLOAD),
+        );
+      }),
     );
     const links: Record<string, LinkTarget> = {};
     for (const worker of workers) {

@@ -1,9 +1,11 @@
 // The chaos workload: several `fencer worker` processes (built on the worker
-// library) looping on a few resources — acquire, a result per step, renew,
-// release, with think time — and, at the end of a run, the sink's state read
-// back for the checker. (Scenario starts the workers and records their calls.)
+// library) on a few resources, each running a seeded generator's mix of
+// calls or looping (acquire, a result per step, renew, release), with think
+// time — and, at the end of a run, the sink's state read back for the
+// checker. (Scenario starts the workers and records their calls.)
 import { ResultNotFoundError, SinkConnection } from '@fencer/client';
 import { credentialToken, type Cluster } from '@fencer/supervisor';
+import { MIXES, type MixName } from '@fencer/worker';
 import type { FinalState, Operation } from '../checker/history.js';
 
 /** What the workload runs. */
@@ -13,7 +15,7 @@ export interface WorkloadOptions {
   /** Resources; worker i works on resource i mod their count. */
   readonly resources: readonly string[];
   readonly ttlMs: number;
-  /** Think time before each result, and results per lease. */
+  /** Think time before each result (a mix: mean think time before each call), and results per lease (looping). */
   readonly stepMs: number;
   readonly steps: number;
   /** Deadline of each of the workers' calls. */
@@ -30,15 +32,30 @@ export const DEFAULT_WORKLOAD: WorkloadOptions = Object.freeze({
   callTimeoutMs: 500,
 });
 
+/** What the workers of a run do: a generator's mix of calls (`fencer worker --mix`), or `loop`. */
+export type WorkloadMix = MixName | 'loop';
+
+/** Every workload mix, the generator's first. */
+export const WORKLOAD_MIXES: readonly WorkloadMix[] = Object.freeze([...(Object.keys(MIXES) as MixName[]), 'loop']);
+
+type WorkerOptions = Omit<WorkloadOptions, 'workers' | 'resources'>;
+
 /** The `fencer worker` flags of one looping worker of the workload on `resource`. */
-export function loopingWorkerArgs(resource: string, options: Omit<WorkloadOptions, 'workers' | 'resources'>): string[] {
+export function loopingWorkerArgs(resource: string, options: WorkerOptions): string[] {
+  return [...workerArgs(resource, options), '--steps', String(options.steps)];
+}
+
+/** The `fencer worker` flags of one worker of the workload on `resource` running `mix`, its calls drawn from `seed`. */
+export function mixWorkerArgs(resource: string, mix: MixName, seed: number, options: WorkerOptions): string[] {
+  return [...workerArgs(resource, options), '--mix', mix, '--seed', String(seed)];
+}
+
+function workerArgs(resource: string, options: WorkerOptions): string[] {
   return [
     '--resource',
     resource,
     '--ttl-ms',
     String(options.ttlMs),
-    '--steps',
-    String(options.steps),
     '--step-ms',
     String(options.stepMs),
     '--call-timeout-ms',

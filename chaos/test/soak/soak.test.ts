@@ -47,6 +47,10 @@ describe('fencer chaos', () => {
       "error: option '--seconds <n>' argument '0' is invalid. expected a positive integer, got \"0\"",
     ],
     [['--workers', '27'], 'error: --workers must be at most 26'],
+    [
+      ['--mix', 'x'],
+      "error: option '--mix <name>' argument 'x' is invalid. Allowed choices are default, contended, loop.",
+    ],
   ])('rejects %j with one line and exit 1', async (args, message) => {
     const { code, stderr } = await runFencer(['chaos', ...args]);
     expect([code, stderr.trim()]).toEqual([1, message]);
