@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, configuredCommand, positiveInteger } from '@fencer/server-kit';
 import { writeHistory } from '../history-export/json-lines.js';
+import { OPPORTUNITY_MEANINGS, opportunities, type Opportunities } from '../checker/opportunities.js';
 import { writeReport } from '../report/html.js';
 import { WORKLOAD_MIXES, type WorkloadMix } from '../workload/workload.js';
 import { runSoak, type SoakProgress, type SoakResult } from './soak.js';
@@ -126,6 +127,7 @@ async function runChaos(config: ChaosConfig): Promise<void> {
       .map(([kind, n]) => `${kind} ${n}`)
       .join(', ')})\n`,
   );
+  process.stdout.write(opportunityLines(opportunities(history.operations)));
   if (config.report) {
     await writeReport(config.report, {
       history,
@@ -152,6 +154,28 @@ async function runChaos(config: ChaosConfig): Promise<void> {
   for (const v of violations) process.stdout.write(`  ${v.rule}: ${v.message}\n`);
   process.stdout.write(`verdict: ${violations.length} violation(s); replay with: ${replay}\n`);
   process.exitCode = 1;
+}
+
+/**
+ * How many operations could have broken each invariant, so a reader sees
+ * what a clean verdict rests on; a rule with none is called out.
+ */
+function opportunityLines(counts: Opportunities): string {
+  const rules = Object.keys(counts) as (keyof Opportunities)[];
+  const width = Math.max(...rules.map((rule) => String(counts[rule]).length));
+  const lines = rules.map((rule) => `  ${rule} ${String(counts[rule]).padStart(width)}  ${OPPORTUNITY_MEANINGS[rule]}`);
+  const untried = rules.filter((rule) => counts[rule] === 0);
+  return [
+    'opportunities to break each invariant:',
+    ...lines,
+    ...(untried.length > 0
+      ? [
+          `  (no chance to break ${untried.join(', ')}: a clean verdict says nothing about ${untried.length > 1 ? 'them' : 'it'})`,
+        ]
+      : []),
+  ]
+    .map((line) => `${line}\n`)
+    .join('');
 }
 
 /** Redraws one line on a terminal; elsewhere (CI logs) prints a line every 5 s. */

@@ -32,6 +32,11 @@ describe('fencer chaos', () => {
       const faults = /faults \(([^)]*)\)/.exec(stdout)![1]!;
       for (const kind of SOAK_KINDS) expect(faults, `seed ${seed}`).toMatch(new RegExp(`(^|, )${kind} \\d+`));
       expect(Number(/(\d+) acknowledged writes/.exec(stdout)![1])).toBeGreaterThan(100);
+      // Every invariant had operations that could have broken it: the clean verdict means something.
+      for (const rule of ['S1', 'S2', 'S3', 'S4', 'S5', 'S6']) {
+        const count = new RegExp(`^ {2}${rule} +(\\d+) {2}`, 'm').exec(stdout)?.[1];
+        expect(Number(count), `${rule} opportunities, seed ${seed}`).toBeGreaterThan(0);
+      }
       // The timeline of the run: a lane per resource, the faults shaded (the browser test opens one).
       const html = readFileSync(report, 'utf8');
       for (const lane of ['job-1', 'job-2']) expect(html).toContain(`data-lane="${lane}"`);
