@@ -4,12 +4,14 @@
 // many as arrive: 2,100 silent sockets used up the process's descriptors
 // (which LevelDB needs too) and locked every other client out, without a
 // log line. Owning the socket bounds the connections held, in all and per
-// client host, and puts the server's refusals and closures in the log.
+// client host, and puts the server's refusals and closures in the log,
+// those for HTTP/2 floods included (told by http2-sessions.ts).
 import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { joinHostPort } from './cli-options.js';
+import type { SessionError } from './http2-sessions.js';
 import { RepeatLimiter, type Logger } from './log.js';
-import { connectionsClosed, connectionsOpen, connectionsRefused } from './metrics.js';
+import { connectionsClosed, connectionsOpen, connectionsRefused, http2SessionErrors } from './metrics.js';
 import { StartupError } from './startup-error.js';
 
 /** How many connections a listener holds at once. */
@@ -37,6 +39,8 @@ interface Connection {
   readonly openedAt: number;
   calls: number;
   peerEnded: boolean;
+  /** Set when the server ends its HTTP/2 session with an error: its close is the server's, and already logged. */
+  sessionError?: SessionError;
 }
 
 const NOTICES = {
@@ -44,6 +48,7 @@ const NOTICES = {
   'max-connections-per-host': 'refused a connection: --max-connections-per-host reached for its host (V4)',
   silent: 'closed a connection that made no call: it stayed silent, or its TLS handshake never finished (V4)',
   aged: 'closed a connection at --max-connection-age-ms (V4)',
+  'http2-error': "closed a connection for its client's HTTP/2 flood or protocol error, with a GOAWAY error code (V4)",
 } as const;
 
 /** A bound listening socket feeding one grpc-js server. */
@@ -95,6 +100,24 @@ export class ConnectionListener {
     if (connection) connection.calls++;
   }
 
+  /**
+   * Counts and logs (once per client host, kind and minute) that the server
+   * is ending connection `peer`'s HTTP/2 session with `error`; its close,
+   * which follows, is then the server's.
+   */
+  noteSessionError(peer: string, error: SessionError): void {
+    const connection = this.#connections.get(peer);
+    if (!connection) return;
+    connection.sessionError = error;
+    http2SessionErrors.inc({ service: this.#service, kind: error.kind, code: error.code });
+    this.#notice('warn', 'http2-error', connection.host, {
+      peer,
+      ...error,
+      ageMs: Math.round(performance.now() - connection.openedAt),
+      calls: connection.calls,
+    });
+  }
+
   /** Stops accepting; connections already open are grpc-js's to wind down. */
   close(): void {
     this.#server.close();
@@ -133,18 +156,26 @@ export class ConnectionListener {
     if (left > 0) this.#perHost.set(connection.host, left);
     else this.#perHost.delete(connection.host);
     connectionsOpen.dec({ service: this.#service });
-    // A FIN or a reset from the client ends it on the client's side; otherwise the server closed it.
-    const closedBy = connection.peerEnded || hadError ? 'client' : 'server';
+    // A FIN or a reset from the client ends it on the client's side; otherwise the server closed it
+    // (a session the server ended with an error destroys the socket with that error).
+    const closedBy = connection.sessionError || !(connection.peerEnded || hadError) ? 'server' : 'client';
     connectionsClosed.inc({ service: this.#service, closed_by: closedBy, made_calls: String(connection.calls > 0) });
     const fields = { peer, ageMs: Math.round(performance.now() - connection.openedAt), calls: connection.calls };
-    if (closedBy === 'server' && connection.calls === 0) this.#notice('info', 'silent', connection.host, fields);
+    if (connection.sessionError) this.#log.debug({ ...fields, closedBy }, 'connection closed');
+    else if (closedBy === 'server' && connection.calls === 0) this.#notice('info', 'silent', connection.host, fields);
     else if (closedBy === 'server' && fields.ageMs >= this.#bounds.maxConnectionAgeMs)
       this.#notice('info', 'aged', connection.host, fields);
     else this.#log.debug({ ...fields, closedBy }, 'connection closed');
   }
 
-  #notice(level: 'info' | 'warn', notice: keyof typeof NOTICES, host: string, fields: object): void {
-    const admitted = this.#notices.admit(`${notice} ${host}`);
+  #notice(
+    level: 'info' | 'warn',
+    notice: keyof typeof NOTICES,
+    host: string,
+    fields: { kind?: string } & Record<string, unknown>,
+  ): void {
+    // Each kind of a notice (an HTTP/2 error's) is its own line.
+    const admitted = this.#notices.admit(`${notice} ${fields.kind ?? ''} ${host}`);
     if (admitted.log) this.#log[level]({ host, ...fields, heldBack: admitted.heldBack }, NOTICES[notice]);
   }
 }

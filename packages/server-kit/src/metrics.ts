@@ -165,6 +165,14 @@ export const connectionsClosed = new Counter({
   registers: [registry],
 });
 
+/** V4: connections whose HTTP/2 session the server ended with an error code (http2-sessions.ts). */
+export const http2SessionErrors = new Counter({
+  name: 'fencer_http2_session_errors_total',
+  help: 'Client connections whose HTTP/2 session the server ended with an error code (GOAWAY), by what the client did and the code',
+  labelNames: ['service', 'kind', 'code'] as const,
+  registers: [registry],
+});
+
 /** A6: full collections forced because memory outside V8's heap grew past its budget (memory-bound.ts). */
 export const memoryCollections = new Counter({
   name: 'fencer_memory_collections_total',

@@ -12,7 +12,7 @@ import type { Authenticator } from './auth.js';
 import { callGate } from './call-gate.js';
 import { joinHostPort, listenAddress } from './cli-options.js';
 import { DEFAULT_CONNECTION_LIMITS, grpcServerOptions, type ConnectionLimits } from './connection-limits.js';
-import { onHttp2Sessions } from './http2-sessions.js';
+import { guardSession, onHttp2Sessions } from './http2-sessions.js';
 import { ConnectionListener } from './listener.js';
 import { holdMemoryBound } from './memory-bound.js';
 import { serviceLabel } from './metrics.js';
@@ -121,9 +121,14 @@ export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> 
   const injector = server.createConnectionInjector(
     serverCredentials(spec.tls ?? null, limits.keepaliveMs + limits.keepaliveTimeoutMs),
   );
-  // A6: HTTP/2's bound on a header block, above the gate's METADATA_TOO_LARGE. Node applies it once
-  // the client acknowledges these settings, which every HTTP/2 stack does on receiving them.
-  onHttp2Sessions(server, (session) => session.settings({ maxHeaderListSize: 2 * limits.maxMetadataBytes }));
+  onHttp2Sessions(server, (session) => {
+    // A6: HTTP/2's bound on a header block, above the gate's METADATA_TOO_LARGE. Node applies it once
+    // the client acknowledges these settings, which every HTTP/2 stack does on receiving them.
+    session.settings({ maxHeaderListSize: 2 * limits.maxMetadataBytes });
+    // V4. The listener names connections as grpc-js names a call's peer; sessions come only once it listens.
+    const peer = `${session.socket.remoteAddress}:${session.socket.remotePort}`;
+    guardSession(session, (error) => listener.noteSessionError(peer, error));
+  });
   let listener: ConnectionListener;
   try {
     listener = await ConnectionListener.listen({

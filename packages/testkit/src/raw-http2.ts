@@ -1,6 +1,7 @@
 // HTTP/2 spoken frame by frame over a plain TCP socket, for what no HTTP/2
 // library sends on purpose: floods of calls far faster than a client library
-// makes them (A6). The header blocks are HPACK literals without indexing and
+// makes them (A6), and the frame patterns of published attacks on HTTP/2
+// servers (V4). The header blocks are HPACK literals without indexing and
 // without Huffman coding, so their size on the wire is the size the server
 // decodes.
 import net from 'node:net';
@@ -12,6 +13,7 @@ export const FRAME = {
   SETTINGS: 0x4,
   PING: 0x6,
   GOAWAY: 0x7,
+  CONTINUATION: 0x9,
 } as const;
 
 /** HTTP/2 frame flags. */
@@ -93,9 +95,10 @@ export interface RawHttp2 {
 /**
  * Connects to a plaintext `address` (HOST:PORT) and sends the client preface
  * and an empty SETTINGS frame; the server's SETTINGS and PINGs are
- * acknowledged.
+ * acknowledged. With `read: false` nothing the server sends is read (its
+ * replies pile up, as from a peer that never reads) until `socket.resume()`.
  */
-export function rawHttp2(address: string): RawHttp2 {
+export function rawHttp2(address: string, options: { read?: boolean } = {}): RawHttp2 {
   const colon = address.lastIndexOf(':');
   const socket = net.connect({ host: address.slice(0, colon), port: Number(address.slice(colon + 1)) });
   socket.on('error', () => undefined); // a reset by the server is an outcome here, seen as 'close'
@@ -111,6 +114,7 @@ export function rawHttp2(address: string): RawHttp2 {
     },
   };
   socket.write(Buffer.concat([PREFACE, frame(FRAME.SETTINGS, 0, 0)]));
+  if (options.read === false) socket.pause();
   let pending: Buffer = Buffer.alloc(0);
   socket.on('data', (chunk: Buffer) => {
     pending = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk;
