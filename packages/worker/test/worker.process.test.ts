@@ -194,9 +194,9 @@ describe('fencer worker', () => {
         w.events.some((e, i) => {
           if (e.event !== 'call' || e.method !== 'Write' || e.outcome !== 'STALE_TOKEN') return false;
           const sent = w.events.findIndex((s) => s.event === 'sending' && s.seq === e.seq);
-          const granted = w.events.findLastIndex(
-            (g, j) => j < sent && g.event === 'acquired' && g.token === e.request.token,
-          );
+          const granted = w.events
+            .slice(0, sent)
+            .reduce((last, g, j) => (g.event === 'acquired' && g.token === e.request.token ? j : last), -1);
           const lost = w.events.findIndex(
             (l, j) => j > granted && j < i && l.event === 'lease-lost' && l.token === e.request.token,
           );
