@@ -54,7 +54,7 @@ describe('fencer chaos', () => {
     [['--workers', '27'], 'error: --workers must be at most 26'],
     [
       ['--mix', 'x'],
-      "error: option '--mix <name>' argument 'x' is invalid. Allowed choices are default, contended, loop.",
+      "error: option '--mix <name>' argument 'x' is invalid. Allowed choices are default, contended, stale, loop.",
     ],
   ])('rejects %j with one line and exit 1', async (args, message) => {
     const { code, stderr } = await runFencer(['chaos', ...args]);

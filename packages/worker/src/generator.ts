@@ -48,6 +48,15 @@ export const MIXES = Object.freeze({
     retried: 0.3,
     paused: 0.03,
   },
+  stale: {
+    description:
+      'fresh result ids only, often written after a pause past the TTL or once the lease is known lost: each stale write is a new result that only the fence can refuse',
+    holding: { write: 10, read: 1, getFence: 1, renew: 1, release: 2 },
+    idle: { acquire: 10, reacquire: 1, write: 3, read: 1, getFence: 1, renew: 1 },
+    contended: 0,
+    retried: 0,
+    paused: 0.2,
+  },
 } satisfies Record<string, Mix>);
 
 /** A mix's name. */
