@@ -17,7 +17,7 @@ import type { History } from '../checker/history.js';
 import { nemesisFor, schedule, type ScheduledFault } from '../nemesis/index.js';
 import type { NemesisKind } from '../nemesis/fault.js';
 import type { LinkTarget } from '../nemesis/network.js';
-import { Scenario } from '../scenario/harness.js';
+import { Scenario, type ScenarioOptions } from '../scenario/harness.js';
 import { DEFAULT_WORKLOAD, loopingWorkerArgs, mixWorkerArgs, type WorkloadMix } from '../workload/workload.js';
 
 /** The nemeses a soak draws from. */
@@ -47,6 +47,11 @@ export interface SoakOptions {
   readonly mix?: WorkloadMix;
   /** A running Toxiproxy (default: $TOXIPROXY_URL, else `fencer toxiproxy`). */
   readonly toxiproxyUrl?: string;
+  /**
+   * Scripts to run instead of `fencer` for a service: a negative control
+   * soaks a broken variant (chaos/variants). No flag of `fencer chaos` sets it.
+   */
+  readonly binaries?: ScenarioOptions['binaries'];
   /** Called about twice a second while the run goes on. */
   readonly onProgress?: (progress: SoakProgress) => void;
   /** Ends the run early: faults are healed, everything is stopped, and runSoak rejects with the reason. */
@@ -83,6 +88,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     data: join(options.data),
     workers: owners,
     ...(options.toxiproxyUrl ? { toxiproxyUrl: options.toxiproxyUrl } : {}),
+    ...(options.binaries ? { binaries: options.binaries } : {}),
   });
   try {
     const mix = options.mix ?? 'default';
