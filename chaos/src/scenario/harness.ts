@@ -184,18 +184,21 @@ export class Scenario {
   async inject(nemesis: Nemesis): Promise<() => Promise<void>> {
     await nemesis.start();
     this.#active.add(nemesis);
-    return async () => {
-      this.#active.delete(nemesis);
-      const record = await nemesis.heal();
-      if (record) {
-        this.#faults.push({
-          name: record.name,
-          target: 'link' in record ? record.link : record.process,
-          startMs: sharedClockMs(record.startMs),
-          endMs: sharedClockMs(record.endMs),
-        });
-      }
-    };
+    return () => this.#heal(nemesis);
+  }
+
+  /** Heals an injected nemesis and records its period in the history. */
+  async #heal(nemesis: Nemesis): Promise<void> {
+    this.#active.delete(nemesis);
+    const record = await nemesis.heal();
+    if (record) {
+      this.#faults.push({
+        name: record.name,
+        target: 'link' in record ? record.link : record.process,
+        startMs: sharedClockMs(record.startMs),
+        endMs: sharedClockMs(record.endMs),
+      });
+    }
   }
 
   /** Resolves once the coordinator, on its own clock, no longer counts a lease on `resource` (L1). */
@@ -216,7 +219,8 @@ export class Scenario {
     // A worker that died mid-run took calls with it that the history never saw.
     if (this.#workerExits.length > 0) throw new Error(`a worker died: ${this.#workerExits.join('; ')}`);
     this.#stopping = true;
-    for (const nemesis of this.#active) await nemesis.heal();
+    // Faults still on ran until now: their periods belong in the history.
+    for (const nemesis of [...this.#active]) await this.#heal(nemesis);
     for (const worker of this.#workers) worker.child.kill('SIGCONT');
     await Promise.all(this.#workers.map((worker) => worker.stop(3_000)));
     // A call a stopped worker never saw end may still have landed: unknown.
