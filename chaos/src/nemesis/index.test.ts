@@ -15,7 +15,15 @@ const cluster = {
 } as unknown as Cluster;
 const settings = { latencyMs: 1_500, pids: { 'worker-a': 201 } };
 
-const NETWORK: readonly NemesisKind[] = ['partition', 'blackhole', 'reply-loss', 'latency', 'reset-peer'];
+const NETWORK: readonly NemesisKind[] = [
+  'partition',
+  'blackhole',
+  'reply-loss',
+  'request-loss',
+  'latency',
+  'reset-peer',
+  'flap',
+];
 
 describe('nemesisFor', () => {
   it.each(NEMESIS_KINDS.flatMap((kind) => DEFAULT_TARGETS[kind].map((target) => [kind, target] as const)))(
@@ -37,6 +45,20 @@ describe('nemesisFor', () => {
     expect(nemesis.target).toEqual({ link: 'worker-a_to_sink' });
   });
 
+  it('isolates a worker on the links the settings give for its name', () => {
+    const toxiproxy = new Toxiproxy('http://127.0.0.1:1');
+    const links = [
+      { toxiproxy, proxy: 'worker-a_to_coordinator' },
+      { toxiproxy, proxy: 'worker-a_to_sink' },
+    ];
+    const nemesis = nemesisFor(
+      cluster,
+      { kind: 'isolate', target: 'worker-a' },
+      { ...settings, linksOf: { 'worker-a': links } },
+    );
+    expect(nemesis.target).toEqual({ process: 'worker-a' });
+  });
+
   it('pauses a worker by the pid the settings give for its name', () => {
     expect(nemesisFor(cluster, { kind: 'pause', target: 'worker-a' }, settings).target).toEqual({
       process: 'worker-a',
@@ -49,6 +71,7 @@ describe('nemesisFor', () => {
     ['pause', 'worker-z', 'pause: no pid for worker-z'],
     ['crash', 'toxiproxy', 'crash: toxiproxy is not a service'],
     ['crash-wipe', 'workers_to_sink', 'crash-wipe: workers_to_sink is not a service'],
+    ['isolate', 'worker-z', 'isolate: worker-z has no links'],
   ])('refuses %s on %s', (kind, target, message) => {
     expect(() => nemesisFor(cluster, { kind, target }, settings)).toThrow(new RangeError(message));
   });

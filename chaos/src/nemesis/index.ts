@@ -8,9 +8,14 @@ import {
   blackhole,
   clusterLink,
   connectionReset,
+  DEFAULT_FLAP,
+  flap,
+  isolate,
   latencySpike,
   partition,
   replyLoss,
+  requestLoss,
+  type FlapOptions,
   type LinkTarget,
 } from './network.js';
 import { crash, pause, serviceProcess, splitBrain } from './process.js';
@@ -29,10 +34,15 @@ export {
   blackhole,
   clusterLink,
   connectionReset,
+  DEFAULT_FLAP,
+  flap,
+  isolate,
   latencySpike,
   partition,
   replyLoss,
+  requestLoss,
   type Direction,
+  type FlapOptions,
   type LatencyOptions,
   type LinkTarget,
   type ResetOptions,
@@ -56,6 +66,14 @@ export interface NemesisSettings {
   readonly pids?: Readonly<Record<string, number>>;
   /** Links beside the cluster's own that network faults may target, by proxy name (a worker's own proxies). */
   readonly links?: Readonly<Record<string, LinkTarget>>;
+  /**
+   * Links of a process beside the cluster's own, by process name, that
+   * `isolate` cuts with them: a worker's own proxies, or the workers'
+   * proxies that reach a service.
+   */
+  readonly linksOf?: Readonly<Record<string, readonly LinkTarget[]>>;
+  /** How `flap` toggles a link; default DEFAULT_FLAP. */
+  readonly flap?: FlapOptions;
 }
 
 /**
@@ -77,6 +95,14 @@ export function nemesisFor(
       return blackhole(linkNamed(cluster, target, settings));
     case 'reply-loss':
       return replyLoss(linkNamed(cluster, target, settings));
+    case 'request-loss':
+      return requestLoss(linkNamed(cluster, target, settings));
+    case 'flap':
+      return flap(linkNamed(cluster, target, settings), settings.flap ?? DEFAULT_FLAP);
+    case 'isolate': {
+      const own = target === 'sink' || target === 'coordinator' ? SERVICE_LINKS[target] : [];
+      return isolate(target, [...own.map((link) => clusterLink(cluster, link)), ...(settings.linksOf?.[target] ?? [])]);
+    }
     case 'latency':
       return latencySpike(linkNamed(cluster, target, settings), { latencyMs: settings.latencyMs });
     case 'reset-peer':
@@ -95,6 +121,12 @@ export function nemesisFor(
       return splitBrain(cluster, { name: target });
   }
 }
+
+/** The cluster's links that reach each service. */
+const SERVICE_LINKS: Readonly<Record<RestartableService, readonly ClusterLink[]>> = {
+  sink: ['workersToSink', 'coordinatorToSink'],
+  coordinator: ['workersToCoordinator', 'coordinatorToSink'],
+};
 
 /** The link whose proxy is named `proxy`: one of settings.links, or a cluster link. */
 function linkNamed(cluster: Cluster, proxy: string, settings: NemesisSettings): LinkTarget {

@@ -5,7 +5,8 @@
 // heal removes only what its own start added.
 import { Toxiproxy, type Toxic, type ToxicDirection, type ToxicType } from 'toxiproxy-node-client';
 import type { Cluster, ClusterLink } from '@fencer/supervisor';
-import { defineNemesis, type Nemesis, type NemesisKind } from './fault.js';
+import { sleep } from '@fencer/client';
+import { defineNemesis, type FaultTarget, type Nemesis, type NemesisKind } from './fault.js';
 
 /** One link: a proxy, by the name the Toxiproxy API knows it by. */
 export interface LinkTarget {
@@ -46,6 +47,83 @@ export function partition(link: LinkTarget): Nemesis {
  */
 export function blackhole(link: LinkTarget): Nemesis {
   return toxicNemesis('blackhole', link, 'timeout 0 (drop everything)', timeoutZero(['upstream', 'downstream']));
+}
+
+/**
+ * Loss of requests only: a `timeout` toxic with timeout 0 upstream. Requests
+ * are dropped on their way in, so the server never applies them, and the
+ * caller sees only its deadline (DEADLINE_EXCEEDED) for work never done.
+ * Healing closes the connections it held.
+ */
+export function requestLoss(link: LinkTarget): Nemesis {
+  return toxicNemesis('request-loss', link, 'timeout 0 (drop requests)', timeoutZero(['upstream']));
+}
+
+/**
+ * Isolation of one process: every link to and from it blackholed at once
+ * (`timeout` 0 both ways on each), so it can neither reach nor be reached
+ * while the rest of the cluster goes on. Toxics rather than disabled
+ * proxies, so an isolation stacks with a partition of one of its links and
+ * each heal takes back only its own.
+ */
+export function isolate(name: string, links: readonly LinkTarget[]): Nemesis {
+  if (links.length === 0) throw new RangeError(`isolate: ${name} has no links`);
+  return toxicsNemesis(
+    'isolate',
+    { process: name },
+    'timeout 0 (drop everything)',
+    links.map((link) => ({ link, toxics: timeoutZero(['upstream', 'downstream']) })),
+  );
+}
+
+/** Options of flap. */
+export interface FlapOptions {
+  /** How long each partition lasts, ms: shorter than a TTL, so a lease can outlive several. */
+  readonly downMs: number;
+  /** How long the link is up between two partitions, ms. */
+  readonly upMs: number;
+}
+
+/** A quarter of the workers' default 1 s TTL each way: a lease sees about two partitions. */
+export const DEFAULT_FLAP: FlapOptions = Object.freeze({ downMs: 250, upMs: 250 });
+
+/**
+ * Flapping: the link partitioned (as `partition`) and healed over and over,
+ * `downMs` off and `upMs` on, until heal() leaves it on. Each partition
+ * closes the connections, so callers reconnect into the next one; the
+ * record says how many partitions there were.
+ */
+export function flap(link: LinkTarget, options: FlapOptions): Nemesis {
+  return defineNemesis('flap', { link: link.proxy }, async () => {
+    await setEnabled(link, false);
+    let partitions = 1;
+    let failure: unknown;
+    const stopped = new AbortController();
+    const toggling = (async () => {
+      try {
+        for (;;) {
+          await sleep(options.downMs, stopped.signal);
+          await setEnabled(link, true);
+          await sleep(options.upMs, stopped.signal);
+          await setEnabled(link, false);
+          partitions += 1;
+        }
+      } catch (error) {
+        if (!stopped.signal.aborted) failure = error;
+      }
+    })();
+    return {
+      detail: `proxy ${link.proxy} disabled ${options.downMs} ms, enabled ${options.upMs} ms, in turn`,
+      undo: async () => {
+        stopped.abort();
+        await toggling;
+        await unlessGone(setEnabled(link, true));
+        // A toggle that failed ended the flapping early: the record says so.
+        const ended = failure === undefined ? '' : ` (stopped early: ${(failure as Error).message})`;
+        return `${partitions} partitions${ended}`;
+      },
+    };
+  });
 }
 
 /**
@@ -131,25 +209,43 @@ let toxicSequence = 0;
 
 /** A nemesis that adds `toxics` to the link's proxy on start and removes them on heal. */
 function toxicNemesis(kind: NemesisKind, link: LinkTarget, what: string, toxics: readonly ToxicSpec[]): Nemesis {
-  return defineNemesis(kind, { link: link.proxy }, async () => {
-    const proxy = await link.toxiproxy.get(link.proxy);
+  return toxicsNemesis(kind, { link: link.proxy }, what, [{ link, toxics }]);
+}
+
+/** A nemesis that adds toxics to one or more links' proxies on start and removes them all on heal. */
+function toxicsNemesis(
+  kind: NemesisKind,
+  target: FaultTarget,
+  what: string,
+  placements: readonly { readonly link: LinkTarget; readonly toxics: readonly ToxicSpec[] }[],
+): Nemesis {
+  return defineNemesis(kind, target, async () => {
     const added: Toxic<unknown>[] = [];
     const removeAll = async () => {
       await Promise.all(added.map((toxic) => unlessGone(toxic.remove())));
     };
     try {
-      for (const toxic of toxics) {
-        added.push(
-          await proxy.addToxic<unknown>({ ...toxic, name: `${kind}-${toxic.stream}-${++toxicSequence}`, toxicity: 1 }),
-        );
+      for (const { link, toxics } of placements) {
+        const proxy = await link.toxiproxy.get(link.proxy);
+        for (const toxic of toxics) {
+          added.push(
+            await proxy.addToxic<unknown>({
+              ...toxic,
+              name: `${kind}-${toxic.stream}-${++toxicSequence}`,
+              toxicity: 1,
+            }),
+          );
+        }
       }
     } catch (error) {
       // Half a fault is not what was asked for: take back what was added.
       await Promise.allSettled(added.map((toxic) => toxic.remove()));
       throw error;
     }
-    const where = toxics.map((toxic) => toxic.stream).join(' and ');
-    return { detail: `${what} ${where} on ${link.proxy}`, undo: removeAll };
+    const where = placements
+      .map(({ link, toxics }) => `${toxics.map((toxic) => toxic.stream).join(' and ')} on ${link.proxy}`)
+      .join(', ');
+    return { detail: `${what} ${where}`, undo: removeAll };
   });
 }
 

@@ -20,6 +20,7 @@ import {
   eventually,
   ok,
   readOrMissing,
+  refused,
   sinkCalls,
   tempDir,
   type SinkCalls,
@@ -28,9 +29,12 @@ import {
   blackhole,
   clusterLink,
   connectionReset,
+  flap,
+  isolate,
   latencySpike,
   partition,
   replyLoss,
+  requestLoss,
   type Nemesis,
 } from '../../src/index.js';
 
@@ -221,6 +225,117 @@ describe('network nemeses', () => {
       what: 'a Write through the healed link',
     });
     expect(retried.outcome).toBe('REPLAYED');
+  });
+
+  it('request loss: an Acquire through the link never reaches the coordinator; heal, and the same request is granted once', async () => {
+    const resource = 'request-lost';
+    const proxied = coordinatorAt(cluster.links.workersToCoordinator);
+    const direct = coordinatorApi(coordinatorAt(cluster.coordinator.ready.address));
+    expect((await ended(describeCall(proxied, resource))).code).toBe(CODE.OK);
+    const nemesis = tracked(requestLoss(clusterLink(cluster, 'workersToCoordinator')));
+    await nemesis.start();
+    expect(await toxicsOn('workersToCoordinator')).toEqual([
+      expect.objectContaining({ type: 'timeout', stream: 'upstream', attributes: { timeout: 0 } }),
+    ]);
+
+    const request = { request_id: 'rq-1', resource, owner_id: 'worker-a', incarnation: '1', ttl_ms: '60000' };
+    const acquire = () =>
+      unaryCall<typeof request, AcquireResponse__Output>(proxied, proxied.Acquire, request, { timeoutMs: DEADLINE_MS });
+    const lost = await ended(acquire());
+    expect(lost.code).toBe(CODE.DEADLINE_EXCEEDED);
+    expect(lost.ms).toBeGreaterThanOrEqual(DEADLINE_MS - 50);
+    // Nothing was granted, not even a token burned: the request never arrived.
+    expect(ok(await direct.describe(resource))).toMatchObject({ lease: null, last_token: '0' });
+
+    expect(await nemesis.heal()).toMatchObject({ name: 'request-loss', link: 'workers_to_coordinator' });
+    expect(await toxicsOn('workersToCoordinator')).toEqual([]);
+    // A first grant, not a replay (R1): the lost attempt left nothing behind.
+    const granted = await eventually(() => acquire().catch(() => undefined), {
+      ...HEALED,
+      what: 'the Acquire through the healed link',
+    });
+    expect(granted.replayed).toBe(false);
+    expect(ok(await direct.describe(resource)).last_token).toBe(granted.lease!.token);
+  });
+
+  it('isolation: every link of the coordinator is cut at once, while the sink goes on; heal, and both answer', async () => {
+    const resource = 'isolated';
+    const proxied = coordinatorAt(cluster.links.workersToCoordinator);
+    const direct = coordinatorApi(coordinatorAt(cluster.coordinator.ready.address));
+    const sinkThroughProxy = sinkAt(cluster.links.workersToSink);
+    expect((await ended(describeCall(proxied, resource))).code).toBe(CODE.OK);
+    expect((await ended(sinkThroughProxy.getFence(resource))).code).toBe(CODE.OK);
+    const nemesis = tracked(
+      isolate('coordinator', [clusterLink(cluster, 'workersToCoordinator'), clusterLink(cluster, 'coordinatorToSink')]),
+    );
+    await nemesis.start();
+    for (const link of ['workersToCoordinator', 'coordinatorToSink'] as const) {
+      expect((await toxicsOn(link)).map((toxic) => `${toxic.type} ${toxic.stream}`).sort(), link).toEqual([
+        'timeout downstream',
+        'timeout upstream',
+      ]);
+    }
+    expect(await toxicsOn('workersToSink')).toEqual([]);
+
+    // Workers cannot reach it, and it cannot reach the sink to make a fence durable (L3).
+    expect((await ended(describeCall(proxied, resource))).code).toBe(CODE.DEADLINE_EXCEEDED);
+    const request = { request_id: 'iso-1', resource, owner_id: 'worker-a', incarnation: '1', ttl_ms: '60000' };
+    expect(refused(await direct.acquire(request)).reason).toBe('SINK_UNAVAILABLE');
+    // The sink, not isolated, still answers its workers.
+    expect(await sinkThroughProxy.getFence(resource)).toMatchObject({ fence: '0' });
+
+    expect(await nemesis.heal()).toMatchObject({ name: 'isolate', process: 'coordinator' });
+    for (const link of ['workersToCoordinator', 'coordinatorToSink'] as const) expect(await toxicsOn(link)).toEqual([]);
+    await eventually(async () => ((await ended(describeCall(proxied, resource))).code === CODE.OK ? true : undefined), {
+      ...HEALED,
+      what: 'a call through the healed link',
+    });
+    const granted = await eventually(
+      async () => {
+        const result = await direct.acquire(request);
+        return result.ok ? result.value : undefined;
+      },
+      { ...HEALED, what: 'a grant once the coordinator reaches the sink again' },
+    );
+    expect(await sinkThroughProxy.getFence(resource)).toMatchObject({ fence: granted.lease!.token });
+  });
+
+  it('flapping: the link goes off and on, faster than a TTL, until heal() leaves it on', async () => {
+    const link = clusterLink(cluster, 'workersToCoordinator');
+    const enabled = async () => (await link.toxiproxy.get(link.proxy)).enabled;
+    const downMs = 150;
+    const upMs = 150;
+    const nemesis = tracked(flap(link, { downMs, upMs }));
+    await nemesis.start();
+    expect(await enabled()).toBe(false);
+
+    // Sampled every 25 ms, the flag turns over and over within a bounded wait.
+    const seen: boolean[] = [];
+    await eventually(
+      async () => {
+        const now = await enabled();
+        if (seen.at(-1) !== now) seen.push(now);
+        return seen.length >= 5 ? true : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 25, what: 'five turns of the flapping link' },
+    );
+    expect(seen.slice(0, 5)).toEqual([false, true, false, true, false]);
+
+    const record = await nemesis.heal();
+    expect(record).toMatchObject({ name: 'flap', link: 'workers_to_coordinator' });
+    expect(Number(/(\d+) partitions/.exec(record!.detail)?.[1])).toBeGreaterThanOrEqual(3);
+    // On for good: still on after more than a whole period.
+    expect(await enabled()).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 2 * (downMs + upMs)));
+    expect(await enabled()).toBe(true);
+    const proxied = coordinatorAt(cluster.links.workersToCoordinator);
+    await eventually(
+      async () => ((await ended(describeCall(proxied, 'flapped'))).code === CODE.OK ? true : undefined),
+      {
+        ...HEALED,
+        what: 'a call through the link once flapping stopped',
+      },
+    );
   });
 
   it('latency longer than a TTL: the grant arrives after its lease has expired; heal, and calls are fast', async () => {
