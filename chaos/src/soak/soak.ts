@@ -1,14 +1,14 @@
 // A seeded soak: workers on a few resources running a seeded generator's
 // mix of calls (or looping), and a random schedule of every nemesis that
 // leaves the protocol's promises intact (partitions, blackholes, lost
-// replies, latency past the TTL, resets, pauses of any process, crashes of
-// either service) drawn from the seed, so the same seed replays the same
-// faults at the same offsets. The history is checked (S1–S6 and the lock
-// model) at the end. Faults that break a promise by
-// design are left to their named scenarios: a coordinator whose data is
-// wiped forgets request ids (R1, so S2 may not hold for requests in flight)
-// and grants over leases it never knew of (L3), and a rival coordinator
-// needs workers sent to it.
+// requests or replies, a process isolated, flapping links, latency past
+// the TTL, resets, pauses of any process, crashes of either service) drawn
+// from the seed, so the same seed replays the same faults at the same
+// offsets. The history is checked (S1–S6 and the lock model) at the end.
+// Faults that break a promise by design are left to their named scenarios:
+// a coordinator whose data is wiped forgets request ids (R1, so S2 may not
+// hold for requests in flight) and grants over leases it never knew of
+// (L3), and a rival coordinator needs workers sent to it.
 import { join } from 'node:path';
 import { sleep } from '@fencer/client';
 import type { Violation } from '../checker/round.js';
@@ -25,8 +25,11 @@ export const SOAK_KINDS: readonly NemesisKind[] = Object.freeze([
   'partition',
   'blackhole',
   'reply-loss',
+  'request-loss',
   'latency',
   'reset-peer',
+  'isolate',
+  'flap',
   'pause',
   'crash',
 ]);
@@ -108,6 +111,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       links[worker.links.coordinator.proxy] = worker.links.coordinator;
       links[worker.links.sink.proxy] = worker.links.sink;
     }
+    // Isolating a process cuts its workers' own proxies too, besides the cluster's links.
+    const linksOf: Record<string, LinkTarget[]> = {
+      coordinator: workers.map((w) => w.links.coordinator),
+      sink: workers.map((w) => w.links.sink),
+      ...Object.fromEntries(workers.map((w) => [w.owner, [w.links.coordinator, w.links.sink]])),
+    };
+    const linkNames = [...Object.keys(links), 'coordinator_to_sink'];
     const pids = Object.fromEntries(workers.map((w) => [w.owner, w.child.pid!]));
     const totalMs = options.seconds * 1_000;
     const plan = schedule({
@@ -115,11 +125,14 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       durationMs: totalMs,
       kinds: SOAK_KINDS,
       targets: {
-        partition: [...Object.keys(links), 'coordinator_to_sink'],
-        blackhole: [...Object.keys(links), 'coordinator_to_sink'],
-        'reply-loss': [...Object.keys(links), 'coordinator_to_sink'],
-        latency: [...Object.keys(links), 'coordinator_to_sink'],
-        'reset-peer': [...Object.keys(links), 'coordinator_to_sink'],
+        partition: linkNames,
+        blackhole: linkNames,
+        'reply-loss': linkNames,
+        'request-loss': linkNames,
+        latency: linkNames,
+        'reset-peer': linkNames,
+        flap: linkNames,
+        isolate: [...owners, 'sink', 'coordinator'],
         pause: [...owners, 'sink', 'coordinator'],
       },
       faultMs: [300, 2_500],
@@ -151,7 +164,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         await until(startedAt + fault.atMs, options.signal);
         await previous;
         if (s.workerExits.length > 0) throw new Error(`a worker died: ${s.workerExits.join('; ')}`);
-        const heal = await s.inject(nemesisFor(s.cluster, fault, { latencyMs: LATENCY_MS, pids, links }));
+        const heal = await s.inject(nemesisFor(s.cluster, fault, { latencyMs: LATENCY_MS, pids, links, linksOf }));
         faults++;
         await until(startedAt + fault.atMs + fault.durationMs, options.signal);
         await heal();
