@@ -112,7 +112,14 @@ const violations: Violation[] = [
   { rule: 'S3', message: 'job-1: write #7 <img src=x onerror=alert(1)> after grant #6', operations: [6, 7] },
   { rule: 'S1', message: 'token 2 granted twice', operations: [5] },
 ];
-const html = renderReport({ history, violations, title: 'chaos & <friends>', seed: 42, meta: { seconds: '3' } });
+const html = renderReport({
+  history,
+  violations,
+  title: 'chaos & <friends>',
+  seed: 42,
+  clockUncertaintyMs: 1.25,
+  meta: { seconds: '3' },
+});
 
 /** Every opening tag whose class list starts with `cls`, as its attributes. */
 function tags(cls: string): Record<string, string>[] {
@@ -223,6 +230,10 @@ describe('renderReport', () => {
       ].map(count),
     ).toEqual(['14', '3', '3', '1', '1', '1', '2']);
     expect(count('seconds')).toBe('3');
+  });
+
+  it('shows the clock uncertainty the check assumed', () => {
+    expect(html).toContain('<div data-count="clock-uncertainty"><dt>clock uncertainty</dt><dd>1.250 ms</dd></div>');
   });
 
   it('says safe, with the seed, when there is no violation', () => {

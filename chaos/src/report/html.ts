@@ -15,6 +15,8 @@ export interface ReportInput {
   readonly violations: readonly Violation[];
   readonly title: string;
   readonly seed?: number;
+  /** The clock uncertainty the check assumed (ms), shown in the header. */
+  readonly clockUncertaintyMs?: number;
   /** Extra facts for the header (duration, workload, commit), shown as given. */
   readonly meta?: Readonly<Record<string, string>>;
 }
@@ -382,7 +384,18 @@ export function renderReport(input: ReportInput): string {
 <html lang="en"><head><meta charset="utf-8"><title>${esc(input.title)}</title><style>${CSS}</style></head>
 <body><h1>${esc(input.title)}</h1>${verdict}${list}
 ${dl(
-  Object.entries(input.meta ?? {}).map(([k, v]) => [k, k, v]),
+  [
+    ...(input.clockUncertaintyMs === undefined
+      ? []
+      : [
+          ['clock-uncertainty', 'clock uncertainty', `${input.clockUncertaintyMs.toFixed(3)} ms`] as [
+            string,
+            string,
+            string,
+          ],
+        ]),
+    ...Object.entries(input.meta ?? {}).map(([k, v]): [string, string, string] => [k, k, v]),
+  ],
   'meta',
 )}${dl(counts, 'summary')}
 ${legend}<div id="details">Hover a lease or a mark for its details.</div>

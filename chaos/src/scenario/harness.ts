@@ -27,6 +27,7 @@ import type { Violation } from '../checker/round.js';
 import { clusterLink, type LinkTarget } from '../nemesis/network.js';
 import type { Nemesis } from '../nemesis/fault.js';
 import { readFinalState } from '../workload/workload.js';
+import { clockUncertaintyMs, offsetRange, type ClockSample, type OffsetRange } from './clock-bound.js';
 
 /** How a scenario's cluster runs. */
 export interface ScenarioOptions {
@@ -53,11 +54,19 @@ export interface ScenarioWorker extends WorkerProcess {
 export interface ScenarioVerdict {
   readonly history: History;
   readonly violations: readonly Violation[];
+  /** The clock uncertainty (ms) the check assumed: `options` named it, or Scenario.clockUncertaintyMs. */
+  readonly clockUncertaintyMs: number;
 }
 
 // Fault records carry performance.now() of this process; history times are
 // on the clock the processes share (see @fencer/worker's events).
 const sharedClockMs = (localMs: number) => performance.timeOrigin + localMs;
+// The checker's margin before it was measured, kept as a floor: the
+// harness's own readings (fault periods, calls of workers on a fake clock)
+// are rounded to it, and a measured bound can only widen it.
+const CLOCK_FLOOR_MS = 1;
+// Round trips per worker: the tightest of them bounds its offset.
+const CLOCK_PROBES = 5;
 
 /** A running scenario. */
 export class Scenario {
@@ -70,6 +79,8 @@ export class Scenario {
   /** Calls sent and not yet answered, by owner and the worker's call number. */
   readonly #inFlight = new Map<string, { owner: string; sending: SendingEvent }>();
   readonly #faults: FaultPeriod[] = [];
+  /** Each probed worker's offset from this process's clock. */
+  readonly #clockOffsets: OffsetRange[] = [];
   readonly #workers: ScenarioWorker[] = [];
   readonly #proxies: string[] = [];
   readonly #active = new Set<Nemesis>();
@@ -117,6 +128,17 @@ export class Scenario {
   }
 
   /**
+   * How far the shared-clock readings of this process and of the workers
+   * started so far may disagree (ms): measured at each worker's start by
+   * round trips over its stdin and stdout (see clock-bound.ts), never less
+   * than 1 ms. A worker on a fake clock is not probed: its times are mapped
+   * to this process's clock.
+   */
+  get clockUncertaintyMs(): number {
+    return clockUncertaintyMs(this.#clockOffsets, CLOCK_FLOOR_MS);
+  }
+
+  /**
    * Starts `fencer worker` as `owner` (`--commands` unless args say how to
    * loop), dialing the services through proxies of its own, and records
    * every call it makes. `coordinator` sends it to another coordinator
@@ -135,6 +157,7 @@ export class Scenario {
     };
     const coordinator = await proxy('coordinator', options.coordinator ?? this.cluster.coordinator.ready.address);
     const sink = await proxy('sink', this.cluster.sink.ready.address);
+    const clockAnswers = new Map<string, (readMs: number, answeredMs: number) => void>();
     const started = await startWorker({
       coordinator: coordinator.listen,
       sink: sink.listen,
@@ -142,6 +165,7 @@ export class Scenario {
       tokenFile: this.cluster.credentials!.workerTokenFiles[owner]!,
       args,
       onEvent: (event) => {
+        if (event.event === 'clock') clockAnswers.get(event.probe)?.(event.atMs, sharedClockMs(performance.now()));
         if (event.event === 'sending') this.#inFlight.set(`${owner}#${event.seq}`, { owner, sending: event });
         if (event.event === 'call') {
           this.#inFlight.delete(`${owner}#${event.seq}`);
@@ -149,6 +173,7 @@ export class Scenario {
         }
       },
     });
+    this.#clockOffsets.push(offsetRange(await probeClock(started, clockAnswers)));
     const worker = Object.assign(started, {
       links: {
         coordinator: { toxiproxy: this.toxiproxy, proxy: coordinator.name },
@@ -215,7 +240,7 @@ export class Scenario {
    * the sink's final state and checks the history (S1–S6 and the lock
    * model, as `options` say).
    */
-  async verdict(options?: CheckOptions): Promise<ScenarioVerdict> {
+  async verdict(options: CheckOptions = {}): Promise<ScenarioVerdict> {
     // A worker that died mid-run took calls with it that the history never saw.
     if (this.#workerExits.length > 0) throw new Error(`a worker died: ${this.#workerExits.join('; ')}`);
     this.#stopping = true;
@@ -236,7 +261,8 @@ export class Scenario {
       final: await readFinalState(this.cluster, operations),
       faults: [...this.#faults],
     };
-    return { history, violations: checkHistory(history, options) };
+    const clockUncertaintyMs = options.clockUncertaintyMs ?? this.clockUncertaintyMs;
+    return { history, violations: checkHistory(history, { ...options, clockUncertaintyMs }), clockUncertaintyMs };
   }
 
   /** Heals what is still injected, stops everything the scenario started and removes its proxies from the Toxiproxy. */
@@ -250,4 +276,34 @@ export class Scenario {
     await Promise.allSettled(this.#proxies.map(async (name) => (await this.toxiproxy.get(name)).remove()));
     await this.cluster.stop();
   }
+}
+
+/**
+ * Asks a worker for its shared-clock reading CLOCK_PROBES times, one round
+ * trip after another; rejects if an answer takes more than 5 s.
+ */
+async function probeClock(
+  worker: WorkerProcess,
+  answers: Map<string, (readMs: number, answeredMs: number) => void>,
+): Promise<ClockSample[]> {
+  const samples: ClockSample[] = [];
+  for (let probe = 1; probe <= CLOCK_PROBES; probe++) {
+    const key = String(probe);
+    samples.push(
+      await new Promise<ClockSample>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          answers.delete(key);
+          reject(new Error(`worker ${worker.owner} did not answer clock probe ${key} within 5 s`));
+        }, 5_000);
+        const askedMs = sharedClockMs(performance.now());
+        answers.set(key, (readMs, answeredMs) => {
+          clearTimeout(timer);
+          answers.delete(key);
+          resolve({ askedMs, readMs, answeredMs });
+        });
+        worker.send(`clock ${key}`);
+      }),
+    );
+  }
+  return samples;
 }

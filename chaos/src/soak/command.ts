@@ -127,13 +127,19 @@ async function runChaos(config: ChaosConfig): Promise<void> {
       .map(([kind, n]) => `${kind} ${n}`)
       .join(', ')})\n`,
   );
-  process.stdout.write(opportunityLines(opportunities(history.operations)));
+  process.stdout.write(
+    `clock uncertainty assumed: ${result.clockUncertaintyMs.toFixed(3)} ms between any two processes (measured by round trips to each worker, at least 1 ms)\n`,
+  );
+  process.stdout.write(
+    opportunityLines(opportunities(history.operations, { clockUncertaintyMs: result.clockUncertaintyMs })),
+  );
   if (config.report) {
     await writeReport(config.report, {
       history,
       violations,
       title: `fencer chaos, seed ${config.seed}`,
       seed: config.seed,
+      clockUncertaintyMs: result.clockUncertaintyMs,
       meta: {
         seconds: String(config.seconds),
         workers: String(config.workers),

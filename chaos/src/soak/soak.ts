@@ -77,6 +77,8 @@ export interface SoakResult {
   readonly plan: readonly ScheduledFault[];
   readonly history: History;
   readonly violations: readonly Violation[];
+  /** The clock uncertainty the check assumed (ms): measured at the workers' start (Scenario.clockUncertaintyMs). */
+  readonly clockUncertaintyMs: number;
 }
 
 const SOAK_WORKLOAD = { ...DEFAULT_WORKLOAD, stepMs: 50 };
@@ -180,8 +182,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     } finally {
       clearInterval(progress);
     }
-    const { history, violations } = await s.verdict();
-    return { seed: options.seed, plan, history, violations };
+    const { history, violations, clockUncertaintyMs } = await s.verdict();
+    return { seed: options.seed, plan, history, violations, clockUncertaintyMs };
   } finally {
     await s.stop();
   }

@@ -25,9 +25,10 @@ import { MIXES, OperationGenerator, type MixName } from './generator.js';
 import { WorkerSession, type WorkerConfig } from './session.js';
 
 // `acquire REQUEST_ID` retries an earlier acquisition by hand (R1); `forge`
-// writes under a token of its own choosing: a buggy or hostile worker.
+// writes under a token of its own choosing: a buggy or hostile worker;
+// `clock PROBE` is answered in every mode (see the `clock` event).
 const COMMANDS =
-  'acquire [REQUEST_ID] | write ID PAYLOAD | forge TOKEN ID PAYLOAD | read ID | describe | release | exit';
+  'acquire [REQUEST_ID] | write ID PAYLOAD | forge TOKEN ID PAYLOAD | read ID | describe | release | clock PROBE | exit';
 
 /** Everything `fencer worker` runs with. */
 export interface WorkerCommandConfig {
@@ -164,6 +165,11 @@ async function runWorker(config: WorkerCommandConfig): Promise<void> {
     await runCommands(session);
   } else {
     whenParentGone(() => void stop());
+    // Answered as they come, beside the loop: a probe's round trip must not wait on a call.
+    createInterface({ input: process.stdin }).on('line', (line) => {
+      const [verb, probe = ''] = line.trim().split(/\s+/);
+      if (verb === 'clock') emit({ event: 'clock', probe });
+    });
     await (config.mix === undefined ? runLoop(session, config) : runMix(session, config, config.mix));
   }
   await stop();
@@ -196,6 +202,9 @@ async function runCommands(session: WorkerSession): Promise<void> {
         break;
       case 'describe':
         await session.describe();
+        break;
+      case 'clock':
+        emit({ event: 'clock', probe: first });
         break;
       case 'exit':
         return;

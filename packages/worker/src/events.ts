@@ -88,7 +88,13 @@ export type WorkerEvent =
       readonly message: string;
       readonly details: Readonly<Record<string, string>>;
     }
-  | { readonly event: 'error'; readonly message: string };
+  | { readonly event: 'error'; readonly message: string }
+  /**
+   * The answer to a `clock PROBE` line on stdin (any mode): its `atMs` is
+   * this process's reading of the shared clock, for a supervisor to bound
+   * how far the readings of its processes disagree (a round trip's bound).
+   */
+  | { readonly event: 'clock'; readonly probe: string };
 
 /** The shared clock of worker events. */
 export const eventClockMs = (): number => performance.timeOrigin + performance.now();

@@ -1,0 +1,20 @@
+// The clock margin the checker assumes is measured, not trusted: each
+// worker answers round trips over its stdin and stdout at its start, and
+// the verdict reports (and checks with) the bound they give.
+import { describe, expect, it } from 'vitest';
+import { scenario, scripted } from './helpers.js';
+
+describe('clock margin', { timeout: 120_000 }, () => {
+  it("is measured at each worker's start and reported with the verdict", async () => {
+    const s = await scenario('clock_margin');
+    const a = await s.worker('worker-a', scripted('job', 3_000));
+    expect(a.events.filter((e) => e.event === 'clock').map((e) => e.probe)).toEqual(['1', '2', '3', '4', '5']);
+    const measured = s.clockUncertaintyMs;
+    // Processes of one machine: round trips over pipes, well under a TTL even on a loaded machine.
+    expect(measured).toBeGreaterThanOrEqual(1);
+    expect(measured).toBeLessThan(100);
+
+    const verdict = await s.verdict();
+    expect(verdict.clockUncertaintyMs).toBe(s.clockUncertaintyMs);
+  });
+});
