@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { History, Operation, Outcome } from '../checker/history.js';
 import type { Violation } from '../checker/round.js';
-import { renderReport } from './html.js';
+import { DETAIL_LIMIT, renderReport } from './html.js';
 
 const ok = (response: Record<string, unknown>): Outcome => ({ type: 'ok', response });
 const fail = (code: string, reason: string): Outcome => ({ type: 'fail', code, reason });
@@ -253,5 +253,69 @@ describe('renderReport', () => {
     });
     expect(empty).toContain('<svg class="timeline"');
     expect(empty).not.toContain('NaN');
+  });
+});
+
+describe('renderReport of a long run', () => {
+  // 100,000 operations over 30 minutes: four workers on two resources, each
+  // acquiring, writing three results and releasing in turn, a fault every 5 s,
+  // and one violation in the middle.
+  const long: Operation[] = [];
+  for (let i = 0; long.length < 100_000; i++) {
+    const owner = `worker-${'abcd'[i % 4]}`;
+    const resource = `job-${(i % 2) + 1}`;
+    const token = String(Math.floor(i / 2) + 1);
+    const atMs = i * 90;
+    long.push(
+      op(
+        owner,
+        'Acquire',
+        { resource, ...holder(owner), ttl_ms: 1000 },
+        [atMs, atMs + 5],
+        ok(lease(resource, owner, token)),
+      ),
+    );
+    for (let step = 1; step <= 3; step++)
+      long.push(
+        op(
+          owner,
+          'Write',
+          write(resource, token, `r${i}-${step}`),
+          [atMs + 10 * step, atMs + 10 * step + 5],
+          ok({ outcome: 'APPLIED', fence: token }),
+        ),
+      );
+    long.push(
+      op(owner, 'Release', { resource, ...holder(owner), token }, [atMs + 50, atMs + 55], ok({ released: true })),
+    );
+  }
+  const cited = long[50_001]!;
+  const faults = Array.from({ length: 360 }, (_, i) => ({
+    name: 'partition',
+    target: 'worker-a',
+    startMs: i * 5_000,
+    endMs: i * 5_000 + 1_000,
+  }));
+  const report = renderReport({
+    history: { operations: long, final: { fences: {}, results: {} }, faults },
+    violations: [{ rule: 'S3', message: 'a write after a takeover', operations: [cited.id] }],
+    title: 'long',
+  });
+
+  it('stays under 4 MB and draws at most DETAIL_LIMIT operations one by one', () => {
+    expect(report.length).toBeLessThan(4_000_000);
+    const drawn = Number(/data-count="drawn"><dt>[^<]*<\/dt><dd>(\d+)<\/dd>/.exec(report)?.[1]);
+    expect(drawn).toBeGreaterThan(0);
+    expect(drawn).toBeLessThanOrEqual(DETAIL_LIMIT + 1);
+    expect(report).toContain('<div data-count="operations"><dt>operations</dt><dd>100000</dd></div>');
+    // The rest are counted: every slice's bar says how many calls it stands for.
+    expect(report).toMatch(/<g class="bucket" data-process="worker-a" data-slice="\d+"><title>worker-a on job-1, /);
+  });
+
+  it('still draws and rings the operation the violation cites, with its neighbours', () => {
+    const mark = report.match(new RegExp(`<g class="mark write applied cited" data-op="${cited.id}".*?</g>`))?.[0];
+    expect(mark).toContain('class="ring"');
+    expect(report).toContain(`data-op="${cited.id - 1}"`);
+    expect(report).toContain(`data-op="${cited.id + 1}"`);
   });
 });

@@ -179,13 +179,79 @@ function tickStep(durationMs: number): number {
   return [1, 2, 5, 10].map((m) => m * power).find((step) => step >= rough) ?? 10 * power;
 }
 
+/**
+ * Past this many operations the timeline draws one by one only the
+ * operations around violations and fault edges, up to this many, and counts
+ * the rest per slice: a long run's report stays a few megabytes and
+ * readable, where drawing every call would be hundreds of megabytes of marks
+ * a pixel apart.
+ */
+export const DETAIL_LIMIT = 3_000;
+// How close (ms) to a cited operation or a fault's start or end an operation is drawn on its own.
+const CONTEXT_MS = 1_000;
+const SLICE_PX = 12; // px per slice of the counted operations
+
+/**
+ * The ids of the operations drawn one by one: all of them up to
+ * DETAIL_LIMIT; past it, those violations cite, then the nearest to them,
+ * then those nearest a fault's start or end, DETAIL_LIMIT in all.
+ */
+function detailed(input: ReportInput): Set<number> {
+  const { operations, faults } = input.history;
+  if (operations.length <= DETAIL_LIMIT) return new Set(operations.map((op) => op.id));
+  const cited = new Set(input.violations.flatMap((v) => v.operations ?? []));
+  const ascending = (times: number[]) => times.sort((a, b) => a - b);
+  const citedMs = ascending(operations.filter((op) => cited.has(op.id)).map((op) => op.invokedMs));
+  const edgesMs = ascending(faults.flatMap((f) => (f.endMs === undefined ? [f.startMs] : [f.startMs, f.endMs])));
+  // Binary search: a long run has thousands of fault edges and a hundred thousand operations.
+  const distance = (op: Operation, times: readonly number[]) => {
+    let [low, high] = [0, times.length];
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (times[mid]! < op.invokedMs) low = mid + 1;
+      else high = mid;
+    }
+    return Math.min(
+      Math.abs((times[low] ?? Infinity) - op.invokedMs),
+      Math.abs(op.invokedMs - (times[low - 1] ?? -Infinity)),
+    );
+  };
+  // Ranked: cited first, then within CONTEXT_MS of a cited operation, then of a fault edge, nearest first.
+  const rank = (op: Operation): number => {
+    if (cited.has(op.id)) return 0;
+    const nearCited = distance(op, citedMs);
+    if (nearCited <= CONTEXT_MS) return 1 + nearCited / CONTEXT_MS;
+    const nearEdge = distance(op, edgesMs);
+    return nearEdge <= CONTEXT_MS ? 3 + nearEdge / CONTEXT_MS : Infinity;
+  };
+  const ranked = operations.map((op) => ({ id: op.id, rank: rank(op) })).filter((r) => r.rank < Infinity);
+  ranked.sort((a, b) => a.rank - b.rank);
+  return new Set([...cited, ...ranked.slice(0, DETAIL_LIMIT).map((r) => r.id)]);
+}
+
+/** The counts of one process's calls, not drawn one by one, in one slice of a lane. */
+interface Bucket {
+  applied: number;
+  replayed: number;
+  refused: number;
+  unknown: number;
+  other: number;
+}
+const BUCKET_COLOURS: Readonly<Record<keyof Bucket, string>> = {
+  applied: '#2b8a3e',
+  replayed: '#8ce99a',
+  refused: '#e8590c',
+  unknown: '#1c7ed6',
+  other: '#adb5bd',
+};
+
 const GUTTER = 140; // px for lane and process names
 const ROW = 20; // px per lease row and fault row
 const MARK_ROW = 14; // px per process row of write marks
 const LANE_GAP = 14;
 
 /** The timeline SVG and the counts the header shows. */
-function timeline(input: ReportInput): { svg: string; leases: number } {
+function timeline(input: ReportInput): { svg: string; leases: number; drawn: number } {
   const { operations, faults } = input.history;
   // Folds, not Math.min(...xs): a long run's history is past the arguments a call may take.
   const starts = operations.length ? operations.map((op) => op.invokedMs) : faults.map((f) => f.startMs);
@@ -215,6 +281,10 @@ function timeline(input: ReportInput): { svg: string; leases: number } {
       ? `<circle class="ring" cx="${cx}" cy="${cy}" r="8" fill="none" stroke="#e03131" stroke-width="2.5"/>`
       : '') + (firsts.has(op.id) ? firstFlag(cx, cy - 10) : '');
   const out: string[] = [];
+  const kept = detailed(input);
+  const slices = Math.max(1, Math.ceil(plotWidth / SLICE_PX));
+  const sliceOf = (ms: number) => Math.min(slices - 1, Math.floor(((ms - start) / durationMs) * slices));
+  const sliceStartMs = (i: number) => start + (i * durationMs) / slices;
 
   const faultRows = pack(faults.map((f) => ({ startMs: f.startMs, endMs: f.endMs ?? tEnd })));
   const axisY = faultRows.count * ROW + 4;
@@ -223,17 +293,38 @@ function timeline(input: ReportInput): { svg: string; leases: number } {
   const resources = [...new Set(operations.map((op) => text(op.request.resource)))].sort();
   let y = lanesTop;
   for (const resource of resources) {
-    const laneSpans = spans.filter((s) => s.resource === resource);
-    const spanRows = pack(laneSpans);
+    const allSpans = spans.filter((s) => s.resource === resource);
+    const laneSpans = allSpans.filter((s) => kept.has(s.op.id));
     const ops = operations.filter((op) => text(op.request.resource) === resource);
     const processes = [...new Set(ops.map((op) => op.process))].sort();
-    const marksTop = y + Math.max(spanRows.count, 1) * ROW;
+    // Leases not drawn one by one: per slice, who held the lease longest in it, and for how much of it.
+    const held = new Map<number, Map<string, number>>();
+    for (const span of allSpans.filter((s) => !kept.has(s.op.id))) {
+      for (let i = sliceOf(span.startMs); i <= sliceOf(span.endMs); i++) {
+        const overlapMs = Math.min(span.endMs, sliceStartMs(i + 1)) - Math.max(span.startMs, sliceStartMs(i));
+        const slice = held.get(i) ?? held.set(i, new Map()).get(i)!;
+        slice.set(span.op.process, (slice.get(span.op.process) ?? 0) + Math.max(overlapMs, 0));
+      }
+    }
+    const heldTop = y;
+    const spansTop = y + (held.size > 0 ? ROW : 0);
+    const spanRows = pack(laneSpans);
+    const marksTop = spansTop + Math.max(spanRows.count, held.size > 0 ? 0 : 1) * ROW;
     const height = marksTop - y + processes.length * MARK_ROW + 6;
     out.push(`<g class="lane" data-lane="${esc(resource)}">`);
     out.push(`<rect class="lane-bg" x="0" y="${y}" width="${GUTTER + plotWidth + 10}" height="${height}"/>`);
     out.push(`<text class="lane-name" x="6" y="${y + 14}">${esc(resource)}</text>`);
+    for (const [i, byHolder] of held) {
+      const [holder, heldMs] = [...byHolder].reduce((a, b) => (b[1] > a[1] ? b : a));
+      const share = Math.min(heldMs / (durationMs / slices), 1);
+      const from = Math.round(sliceStartMs(i) - start);
+      out.push(
+        `<g class="held" data-slice="${i}" data-owner="${esc(holder)}"><title>${esc(`${resource} ${from}–${Math.round(sliceStartMs(i + 1) - start)} ms: held mostly by ${holder} (${Math.round(share * 100)}% of the slice)`)}</title>` +
+          `<rect x="${x(sliceStartMs(i))}" y="${heldTop + 3}" width="${Math.max(x(sliceStartMs(i + 1)) - x(sliceStartMs(i)), 1)}" height="${ROW - 6}" fill="${colourOf.get(holder) ?? '#888'}" opacity="${(0.25 + 0.75 * share).toFixed(2)}"/></g>`,
+      );
+    }
     laneSpans.forEach((s, i) => {
-      const top = y + spanRows.rows[i]! * ROW + 3;
+      const top = spansTop + spanRows.rows[i]! * ROW + 3;
       const [x1, x2, xv] = [x(s.startMs), x(s.endMs), x(Math.min(s.validUntilMs, s.endMs))];
       const colour = colourOf.get(s.op.process) ?? '#888';
       const label = x2 - x1 >= 56 ? `token ${s.token}` : s.token;
@@ -252,8 +343,39 @@ function timeline(input: ReportInput): { svg: string; leases: number } {
         `<text class="process-name" x="18" y="${marksTop + i * MARK_ROW + 10}" fill="${colourOf.get(p)}">${esc(p)}</text>`,
       ),
     );
+    // Calls not drawn one by one: counted per process and slice, drawn as a bar stacked by outcome.
+    const buckets = new Map<string, Bucket>();
+    for (const op of ops.filter((op) => !kept.has(op.id))) {
+      const key = `${processes.indexOf(op.process)} ${sliceOf(op.completedMs)}`;
+      const bucket =
+        buckets.get(key) ?? buckets.set(key, { applied: 0, replayed: 0, refused: 0, unknown: 0, other: 0 }).get(key)!;
+      bucket[op.method === 'Write' ? writeKind(op) : 'other']++;
+    }
+    const fullest = [...buckets.values()].reduce(
+      (most, b) => Math.max(most, b.applied + b.replayed + b.refused + b.unknown + b.other),
+      1,
+    );
+    for (const [key, bucket] of buckets) {
+      const [row, i] = key.split(' ').map(Number) as [number, number];
+      const [x1, x2] = [x(sliceStartMs(i)), x(sliceStartMs(i + 1))];
+      let bottom = marksTop + (row + 1) * MARK_ROW - 1;
+      const bars = (Object.keys(BUCKET_COLOURS) as (keyof Bucket)[]).map((kind) => {
+        const height = +((bucket[kind] / fullest) * (MARK_ROW - 2)).toFixed(1);
+        bottom -= height;
+        return bucket[kind]
+          ? `<rect x="${x1}" y="${bottom.toFixed(1)}" width="${Math.max(x2 - x1 - 1, 1)}" height="${height}" fill="${BUCKET_COLOURS[kind]}"/>`
+          : '';
+      });
+      const counts = (Object.keys(BUCKET_COLOURS) as (keyof Bucket)[])
+        .filter((kind) => bucket[kind] > 0)
+        .map((kind) => `${bucket[kind]} ${kind === 'other' ? 'other calls' : `${kind} writes`}`);
+      out.push(
+        `<g class="bucket" data-process="${esc(processes[row]!)}" data-slice="${i}"><title>${esc(`${processes[row]} on ${resource}, ${Math.round(sliceStartMs(i) - start)}–${Math.round(sliceStartMs(i + 1) - start)} ms: ${counts.join(', ')}`)}</title>${bars.join('')}</g>`,
+      );
+    }
     const drawn = new Set(laneSpans.map((s) => s.op.id));
-    for (const op of ops.filter((op) => op.method === 'Write' || (rulesOf.has(op.id) && !drawn.has(op.id)))) {
+    const own = ops.filter((op) => kept.has(op.id));
+    for (const op of own.filter((op) => op.method === 'Write' || (rulesOf.has(op.id) && !drawn.has(op.id)))) {
       const [cx, cy] = [x(op.completedMs), marksTop + processes.indexOf(op.process) * MARK_ROW + MARK_ROW / 2];
       const kind = op.method === 'Write' ? writeKind(op) : 'op';
       const reason = op.outcome.type === 'ok' ? '' : ` data-reason="${esc(reasonOf(op))}"`;
@@ -293,7 +415,7 @@ function timeline(input: ReportInput): { svg: string; leases: number } {
     `<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><line x1="0" y1="0" x2="0" y2="6" stroke="#fff" stroke-width="2"/></pattern></defs>` +
     `<text class="lane-name" x="6" y="${axisY + 12}">ms since first op</text>` +
     `<g class="axis">${ticks.join('')}</g>${out.join('')}</svg>`;
-  return { svg, leases: spans.length };
+  return { svg, leases: spans.length, drawn: kept.size };
 }
 
 const CSS = `
@@ -323,7 +445,7 @@ svg text{font-size:11px;fill:#212529}.lane-name{font-weight:600}.process-name{fo
 // and hard to copy); clicking a violation scrolls to the operations it cites.
 const SCRIPT = `
 const details=document.getElementById('details');
-for(const el of document.querySelectorAll('[data-op]'))el.addEventListener('mouseenter',()=>{details.textContent=el.querySelector('title').textContent;});
+for(const el of document.querySelectorAll('[data-op],.bucket,.held'))el.addEventListener('mouseenter',()=>{details.textContent=el.querySelector('title').textContent;});
 for(const li of document.querySelectorAll('li.violation'))li.addEventListener('click',()=>{
 for(const el of document.querySelectorAll('.focus'))el.classList.remove('focus');
 const els=li.dataset.ops.split(' ').filter(Boolean).flatMap(id=>[...document.querySelectorAll('[data-op="'+id+'"]')]);
@@ -334,7 +456,7 @@ if(els[0])els[0].scrollIntoView({block:'center',inline:'center'});});
 /** The report as one HTML document; every text from the history is escaped. */
 export function renderReport(input: ReportInput): string {
   const { history, violations } = input;
-  const { svg, leases } = timeline(input);
+  const { svg, leases, drawn } = timeline(input);
   const writes = history.operations.filter((op) => op.method === 'Write');
   const kinds = writes.map(writeKind);
   const refusals = new Map<string, number>();
@@ -352,6 +474,15 @@ export function renderReport(input: ReportInput): string {
       .sort()
       .map(([reason, n]): [string, string, number] => [`refused:${reason}`, `refused ${reason}`, n]),
     ['faults', 'faults', history.faults.length],
+    ...(drawn < history.operations.length
+      ? [
+          ['drawn', `drawn one by one (near violations and fault edges; the rest counted per slice)`, drawn] as [
+            string,
+            string,
+            number,
+          ],
+        ]
+      : []),
   ];
   const dl = (entries: [string, string, string | number][], cls: string) =>
     `<dl class="${cls}">${entries.map(([key, label, value]) => `<div data-count="${esc(key)}"><dt>${esc(label)}</dt><dd>${esc(value)}</dd></div>`).join('')}</dl>`;
@@ -378,6 +509,9 @@ export function renderReport(input: ReportInput): string {
       .map((r) => mark('refused', `refused ${r}`, r))
       .join('') +
     mark('unknown', 'unknown outcome') +
+    (drawn < history.operations.length
+      ? `<span><svg width="14" height="14"><rect x="3" y="6" width="8" height="7" fill="${BUCKET_COLOURS.applied}"/><rect x="3" y="2" width="8" height="4" fill="${BUCKET_COLOURS.refused}"/></svg>calls counted per slice, stacked by outcome (applied, replayed, refused, unknown, other calls)</span>`
+      : '') +
     `<span><svg width="18" height="18"><circle cx="9" cy="9" r="7" fill="none" stroke="#e03131" stroke-width="2.5"/></svg>cited by a violation</span>` +
     `<span><svg width="14" height="14">${firstFlag(7, 11)}</svg>first violating operation (lock model)</span></div>`;
   return `<!DOCTYPE html>
