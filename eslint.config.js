@@ -14,6 +14,7 @@ export default tseslint.config(
       '**/*.cjs',
       '**/*.mjs',
       'vitest.config.ts',
+      'vitest.measure.config.ts',
     ],
   },
   {
