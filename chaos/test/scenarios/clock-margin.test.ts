@@ -8,7 +8,10 @@ describe('clock margin', { timeout: 120_000 }, () => {
   it("is measured at each worker's start and reported with the verdict", async () => {
     const s = await scenario('clock_margin');
     const a = await s.worker('worker-a', scripted('job', 3_000));
-    expect(a.events.filter((e) => e.event === 'clock').map((e) => e.probe)).toEqual(['1', '2', '3', '4', '5']);
+    // Round trips until one is quick enough, at most 20.
+    const probes = a.events.filter((e) => e.event === 'clock').map((e) => e.probe);
+    expect(probes.length).toBeGreaterThanOrEqual(1);
+    expect(probes).toEqual(Array.from({ length: Math.min(probes.length, 20) }, (_, i) => String(i + 1)));
     const measured = s.clockUncertaintyMs;
     // Processes of one machine: round trips over pipes, well under a TTL even on a loaded machine.
     expect(measured).toBeGreaterThanOrEqual(1);
