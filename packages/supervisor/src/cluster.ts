@@ -49,6 +49,11 @@ export interface ClusterOptions {
    * restart: a deliberately broken variant, for the chaos suite's negative controls.
    */
   readonly binaries?: { readonly sink?: string; readonly coordinator?: string };
+  /**
+   * Added to these services' environment on every start and restart, e.g. a
+   * fake clock's LD_PRELOAD (the chaos suite's clock nemesis).
+   */
+  readonly env?: { readonly sink?: NodeJS.ProcessEnv; readonly coordinator?: NodeJS.ProcessEnv };
   /** SIGTERM to SIGKILL, per child, when stopping. */
   readonly stopGraceMs: number;
   /** More `fencer coordinator` flags, e.g. ['--fence-on-expiry']; kept across restarts. */
@@ -208,7 +213,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     args: (listen: string) => string[],
   ): Promise<ReadyChild> => {
     const script = service === 'toxiproxy' ? undefined : options.binaries?.[service];
-    const child = await spawnLogged(service, [service, ...args(listen)], logs[service], options.signal, script);
+    const env = service === 'toxiproxy' ? undefined : options.env?.[service];
+    const child = await spawnLogged(service, [service, ...args(listen)], logs[service], options.signal, script, env);
     running.set(service, { child, args });
     void child.exited.then(({ code, signal }) => {
       if (!stopping && !expectedExits.has(child)) reportExit({ service, code, signal, log: logs[service] });
@@ -310,7 +316,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
  * Starts `fencer <args>` with its stderr appended to `log`, and resolves
  * once it is ready. A child that does not start is a ClusterStartError
  * naming it (`what`) with its own last log line; aborting `signal` first
- * rejects with the signal's reason. `script` runs instead of fencer.
+ * rejects with the signal's reason. `script` runs instead of fencer; `env`
+ * is added to its environment.
  */
 export async function spawnLogged(
   what: string,
@@ -318,10 +325,11 @@ export async function spawnLogged(
   log: string,
   signal?: AbortSignal,
   script: string = fencerBin(),
+  env?: NodeJS.ProcessEnv,
 ): Promise<ReadyChild> {
   const logFd = openSync(log, 'a');
   try {
-    return await spawnReady(script, args, { stderrFd: logFd, ...(signal ? { signal } : {}) });
+    return await spawnReady(script, args, { stderrFd: logFd, ...(signal ? { signal } : {}), ...(env ? { env } : {}) });
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
     // The child's own one-line reason is the last line of its log.

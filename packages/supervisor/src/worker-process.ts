@@ -18,6 +18,8 @@ export interface WorkerProcessOptions {
   readonly tokenFile?: string;
   /** More flags, e.g. ['--commands', '--ttl-ms', '800']. */
   readonly args?: readonly string[];
+  /** Added to its environment, e.g. a fake clock's LD_PRELOAD (see @fencer/chaos). */
+  readonly env?: NodeJS.ProcessEnv;
   /** Each event as it arrives. */
   readonly onEvent?: (event: StampedWorkerEvent) => void;
 }
@@ -69,6 +71,7 @@ export async function startWorker(options: WorkerProcessOptions): Promise<Worker
       ...(options.args ?? []),
     ],
     {
+      ...(options.env ? { env: options.env } : {}),
       onStderr: (text) => (stderr = (stderr + text).slice(-8_192)),
       onStdoutLine: (line) => {
         let event: StampedWorkerEvent;
