@@ -33,6 +33,16 @@ export interface CheckOptions {
   readonly exclusiveLeases?: boolean;
   /** Search steps the lock model may take per stretch of overlapping lease calls (default 100,000). */
   readonly lockStepBudget?: number;
+  /**
+   * How fast the coordinator's clock may have run against the shared clock
+   * (default: at the same rate): over any stretch of time it advanced at
+   * most `maxRate` times the stretch plus `aheadMs`. L1 lets a coordinator
+   * whose clock runs fast end a lease early in real time, so the lock model
+   * counts a lease with TTL T certainly valid for only (T - aheadMs) / maxRate
+   * after its call was sent. What a clock-skew run reports (FaketimeClock's
+   * bound). RangeError unless maxRate > 0 and aheadMs >= 0.
+   */
+  readonly coordinatorClock?: { readonly maxRate: number; readonly aheadMs: number };
 }
 
 /** A Write as sent, whatever became of it. */
@@ -91,6 +101,7 @@ export function checkHistory(history: History, options: CheckOptions = {}): Viol
       clockUncertaintyMs: margin,
       exclusive: !options.partial && (options.exclusiveLeases ?? true),
       stepBudget: options.lockStepBudget ?? 100_000,
+      coordinatorClock: options.coordinatorClock ?? { maxRate: 1, aheadMs: 0 },
     }),
   );
   const final = options.partial ? undefined : history.final;

@@ -331,6 +331,44 @@ describe('the lock model', () => {
     expect(lock(below, options).map((v) => v.first)).toEqual([3]);
   });
 
+  describe('with a coordinator clock that may run fast (L1)', () => {
+    // A's TTL of 100 ran on the coordinator's clock; B was granted 40 ms later on the shared clock.
+    const early = (h: Leases) => {
+      h.acquire('a', 1, [0, 10]);
+      h.acquire('b', 2, [30, 40]);
+    };
+    it.each([
+      ['twice too fast: 50 ms at least', { maxRate: 2, aheadMs: 0 }, [2]],
+      ['four times too fast: 25 ms at least', { maxRate: 4, aheadMs: 0 }, []],
+      ['twice too fast and 40 ms ahead at once: 30 ms at least', { maxRate: 2, aheadMs: 40 }, []],
+      ['slow only: the TTL at least', { maxRate: 0.5, aheadMs: 0 }, [2]],
+    ] as const)(
+      'counts a lease certainly valid for (TTL - aheadMs) / maxRate: %s',
+      (_name, coordinatorClock, first) => {
+        expect(lock(early).map((v) => v.first)).toEqual([2]);
+        expect(lock(early, { coordinatorClock }).map((v) => v.first)).toEqual(first);
+      },
+    );
+
+    it('shortens a renewal as it does a grant', () => {
+      const renewed = (h: Leases) => {
+        h.acquire('a', 1, [0, 10]);
+        h.renew('a', 1, [20, 30]); // certainly valid until 45 at four times too fast
+        h.acquire('b', 2, [40, 44]);
+      };
+      expect(lock(renewed, { coordinatorClock: { maxRate: 4, aheadMs: 0 } })).toEqual([]);
+      expect(lock(renewed, { coordinatorClock: { maxRate: 2, aheadMs: 0 } }).map((v) => v.first)).toEqual([3]);
+    });
+
+    it.each([
+      { maxRate: 0, aheadMs: 0 },
+      { maxRate: 2, aheadMs: -1 },
+      { maxRate: Number.NaN, aheadMs: 0 },
+    ])('refuses %j as a bound', (coordinatorClock) => {
+      expect(() => lock(early, { coordinatorClock })).toThrow(RangeError);
+    });
+  });
+
   it('says a stretch too large for its step budget is unchecked, and judges nothing after it', () => {
     const build = (h: Leases) => {
       h.acquire('a', 1, [0, 10]);

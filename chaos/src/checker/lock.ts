@@ -10,8 +10,9 @@
 //
 // Time: the coordinator starts a lease's TTL on its own clock when it grants
 // or renews (L1), which is after the call was sent. So a lease is certainly
-// valid until its call's sending plus its TTL, and only a grant that must
-// fall inside that window breaks L2. Unknown outcomes may or may not have
+// valid until its call's sending plus its TTL (less, if the coordinator's
+// clock may run fast: coordinatorClock), and only a grant that must fall
+// inside that window breaks L2. Unknown outcomes may or may not have
 // taken effect. The search tries both only where the effect can explain a
 // later answer: an Acquire whose token a replay revealed, or a Release. It
 // leaves out every other unknown call, whose effect could only make the
@@ -28,6 +29,8 @@ export interface LockOptions {
   readonly exclusive: boolean;
   /** Search steps allowed for one stretch of overlapping calls; past it, the rest of the resource is reported unchecked. */
   readonly stepBudget: number;
+  /** How fast the coordinator's clock may run: over any stretch, at most maxRate times it plus aheadMs. */
+  readonly coordinatorClock: { readonly maxRate: number; readonly aheadMs: number };
 }
 
 /** One lease call as the model sees it. */
@@ -162,12 +165,18 @@ function leaseCalls(
 ): Map<string, LeaseCall[]> {
   type Call = LeaseCall & { readonly resource: string };
   const { exclusive } = options;
+  const { maxRate, aheadMs } = options.coordinatorClock;
+  if (!(maxRate > 0 && aheadMs >= 0)) {
+    throw new RangeError(`coordinatorClock needs maxRate > 0 and aheadMs >= 0, not ${maxRate} and ${aheadMs}`);
+  }
+  // A TTL of T on the coordinator's clock lasts at least this long on the shared clock.
+  const certainMs = (ttlMs: number) => Math.max(0, (ttlMs - aheadMs) / maxRate);
   const grantKey = (c: { readonly resource: string; readonly holder: string; readonly token: bigint }) =>
     `${c.resource}\u0000${c.holder}\u0000${c.token}`;
   const answered = (op: Operation) => op.completedMs + options.clockUncertaintyMs;
   // The lease an ok call answered lasts its TTL from the call's sending (L3, L4).
   const ttlOf = (op: Operation) =>
-    exclusive ? Number(text((responseOf(op).lease as Record<string, unknown> | undefined)?.ttl_ms)) || 0 : 0;
+    exclusive ? certainMs(Number(text((responseOf(op).lease as Record<string, unknown> | undefined)?.ttl_ms)) || 0) : 0;
   const calls: Call[] = grants
     .filter((g) => g.fresh)
     .map((g) => ({ ...g, kind: 'grant', ttlMs: ttlOf(g.op), certain: true, endMs: answered(g.op) }));
@@ -192,7 +201,7 @@ function leaseCalls(
       kind: 'grant',
       holder,
       token,
-      ttlMs: Number(text(op.request.ttl_ms)) || 0,
+      ttlMs: certainMs(Number(text(op.request.ttl_ms)) || 0),
       certain: false,
     });
   }
