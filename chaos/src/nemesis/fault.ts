@@ -16,6 +16,7 @@ export const NEMESIS_KINDS = [
   'crash',
   'crash-wipe',
   'split-brain',
+  'clock-skew',
 ] as const;
 
 /** One kind of fault. */

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { Toxiproxy } from 'toxiproxy-node-client';
 import { LINK_PROXY_NAMES, type Cluster } from '@fencer/supervisor';
-import { DEFAULT_TARGETS, NEMESIS_KINDS, nemesisFor, type NemesisKind } from './index.js';
+import { DEFAULT_TARGETS, NEMESIS_KINDS, nemesisFor, type FaketimeClock, type NemesisKind } from './index.js';
 
 const cluster = {
   toxiproxy: { url: 'http://127.0.0.1:1', child: null },
@@ -13,7 +13,13 @@ const cluster = {
   sink: { child: { pid: 101 } },
   coordinator: { child: { pid: 102 } },
 } as unknown as Cluster;
-const settings = { latencyMs: 1_500, pids: { 'worker-a': 201 } };
+// A clock is only used once the fault starts.
+const settings = {
+  latencyMs: 1_500,
+  pids: { 'worker-a': 201 },
+  clocks: { coordinator: {} as FaketimeClock },
+  clockRate: 4,
+};
 
 const NETWORK: readonly NemesisKind[] = [
   'partition',
@@ -72,7 +78,15 @@ describe('nemesisFor', () => {
     ['crash', 'toxiproxy', 'crash: toxiproxy is not a service'],
     ['crash-wipe', 'workers_to_sink', 'crash-wipe: workers_to_sink is not a service'],
     ['isolate', 'worker-z', 'isolate: worker-z has no links'],
+    ['clock-skew', 'sink', 'clock-skew: sink runs on no fake clock'],
   ])('refuses %s on %s', (kind, target, message) => {
     expect(() => nemesisFor(cluster, { kind, target }, settings)).toThrow(new RangeError(message));
+  });
+
+  it('refuses clock-skew without a rate to set', () => {
+    const { clockRate: _, ...rateless } = settings;
+    expect(() => nemesisFor(cluster, { kind: 'clock-skew', target: 'coordinator' }, rateless)).toThrow(
+      new RangeError('clock-skew: no clockRate in the settings'),
+    );
   });
 });

@@ -18,6 +18,7 @@ import {
   type FlapOptions,
   type LinkTarget,
 } from './network.js';
+import { clockSkew, type FaketimeClock } from './clock.js';
 import { crash, pause, serviceProcess, splitBrain } from './process.js';
 import type { ScheduledFault } from './schedule.js';
 
@@ -47,6 +48,7 @@ export {
   type LinkTarget,
   type ResetOptions,
 } from './network.js';
+export { clockSkew, FaketimeClock, REWRITE_WINDOW_MS, type ClockRateBound } from './clock.js';
 export {
   crash,
   pause,
@@ -74,6 +76,10 @@ export interface NemesisSettings {
   readonly linksOf?: Readonly<Record<string, readonly LinkTarget[]>>;
   /** How `flap` toggles a link; default DEFAULT_FLAP. */
   readonly flap?: FlapOptions;
+  /** The fake clocks `clock-skew` may target, by process name (processes started under them). */
+  readonly clocks?: Readonly<Record<string, FaketimeClock>>;
+  /** The rate `clock-skew` sets: 4 is four times too fast, 0.25 four times too slow. */
+  readonly clockRate?: number;
 }
 
 /**
@@ -119,6 +125,12 @@ export function nemesisFor(
       return crash(cluster, service(kind, target), { wipeData: true });
     case 'split-brain':
       return splitBrain(cluster, { name: target });
+    case 'clock-skew': {
+      const clock = settings.clocks?.[target];
+      if (!clock) throw new RangeError(`clock-skew: ${target} runs on no fake clock`);
+      if (settings.clockRate === undefined) throw new RangeError('clock-skew: no clockRate in the settings');
+      return clockSkew(clock, target, settings.clockRate);
+    }
   }
 }
 

@@ -30,6 +30,7 @@ export const DEFAULT_TARGETS: Readonly<Record<NemesisKind, readonly string[]>> =
   crash: ['sink', 'coordinator'],
   'crash-wipe': ['coordinator'],
   'split-brain': ['coordinator-2'],
+  'clock-skew': ['coordinator'],
 });
 
 /** What to plan. Times in ms; ranges are [min, max], both included. */

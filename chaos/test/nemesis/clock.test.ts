@@ -1,0 +1,134 @@
+// The clock nemesis on a real Node process under libfaketime: a probe that
+// reads performance.now() without pause and answers with its clock. Rate
+// changes up and down never step that clock back (which rewriting the file
+// with plain offset specs does, by seconds), its timers follow the rate, and
+// every clock reading it reports lies within what the model allows: the
+// inverse that the history relies on is never later than the answer's
+// arrival.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { spawnReady, stopChild, type ReadyChild } from '@fencer/supervisor';
+import { tempDir } from '@fencer/testkit';
+import { clockSkew, FaketimeClock } from '../../src/index.js';
+
+const dir = tempDir('fencer-nemesis-clock-');
+afterAll(() => dir.remove());
+
+// Counts every step back of performance.now() between two readings; answers
+// `now` with its clock, and `after MS` with its clock once a timer of MS ms
+// (on its own clock) has fired.
+const PROBE = `
+let last = performance.now();
+let backs = 0;
+const spin = () => {
+  for (let i = 0; i < 200; i++) {
+    const now = performance.now();
+    if (now < last) backs += 1;
+    last = now;
+  }
+  setImmediate(spin);
+};
+spin();
+const answer = () => process.stdout.write(JSON.stringify({ fakeMs: performance.timeOrigin + performance.now(), backs }) + '\\n');
+process.stdout.write(JSON.stringify({ event: 'ready', service: 'probe', address: '-' }) + '\\n');
+for await (const line of (await import('node:readline')).createInterface({ input: process.stdin })) {
+  const [verb, ms] = line.split(' ');
+  if (verb === 'after') setTimeout(answer, Number(ms));
+  else answer();
+}
+`;
+const probeScript = join(dir.path, 'probe.mjs');
+writeFileSync(probeScript, PROBE);
+
+interface Answer {
+  readonly fakeMs: number;
+  readonly backs: number;
+  /** Shared clock: when the question went out and when the answer came in. */
+  readonly sentMs: number;
+  readonly receivedMs: number;
+}
+
+const sharedNowMs = () => performance.timeOrigin + performance.now();
+const running: { clock: FaketimeClock; probe: ReadyChild }[] = [];
+afterEach(async () => {
+  for (const { clock, probe } of running.splice(0)) {
+    await stopChild(probe, 2_000);
+    clock.close();
+  }
+});
+
+/** A probe on a clock of its own, and a way to ask it. */
+async function probeOnClock(name: string) {
+  const clock = FaketimeClock.create(name);
+  const lines: string[] = [];
+  let wake = () => {};
+  const probe = await spawnReady(probeScript, [], {
+    env: clock.env,
+    onStdoutLine: (line) => {
+      lines.push(line);
+      wake();
+    },
+  });
+  running.push({ clock, probe });
+  lines.length = 0; // the ready line
+  const ask = async (question: string): Promise<Answer> => {
+    const sentMs = sharedNowMs();
+    probe.child.stdin!.write(`${question}\n`);
+    while (lines.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+    const answer = JSON.parse(lines.shift()!) as { fakeMs: number; backs: number };
+    return { ...answer, sentMs, receivedMs: sharedNowMs() };
+  };
+  return { clock, ask };
+}
+
+describe('the clock nemesis', { timeout: 60_000 }, () => {
+  it('changes the rate up and down with the clock never stepping back, and the model bounding every reading', async () => {
+    const { clock, ask } = await probeOnClock('probe-rates');
+    const answers = [await ask('now')];
+    for (const rate of [4, 0.25, 2, 0.5, 1, 4, 0.25, 4, 1, 0.5, 2, 1]) {
+      clock.setRate(rate);
+      answers.push(await ask('now'), await ask('now'));
+    }
+    expect(answers.at(-1)!.backs).toBe(0);
+    for (const answer of answers) expect(clock.earliestSharedMs(answer.fakeMs)).toBeLessThanOrEqual(answer.receivedMs);
+    expect(clock.bound().maxRate).toBe(4);
+  });
+
+  it('runs timers at the rate: slow ones late, fast ones far ahead of the shared clock', async () => {
+    const { clock, ask } = await probeOnClock('probe-timers');
+    expect(clock.bound()).toEqual({ maxRate: 1, aheadMs: 0 });
+
+    clock.setRate(0.25);
+    await ask('now'); // the new rate is read before the timer is set
+    const slow = await ask('after 250');
+    // 250 ms on a clock four times too slow take at least a second.
+    expect(slow.receivedMs - slow.sentMs).toBeGreaterThanOrEqual(1_000);
+
+    clock.setRate(4);
+    const before = await ask('now');
+    const fast = await ask('after 4000');
+    // Four seconds of its own time have passed, so its clock is well ahead of where the slow second left it.
+    expect(fast.fakeMs - before.fakeMs).toBeGreaterThanOrEqual(4_000);
+    expect(fast.fakeMs - fast.receivedMs).toBeGreaterThan(before.fakeMs - before.sentMs);
+    expect(fast.backs).toBe(0);
+    expect(clock.earliestSharedMs(fast.fakeMs)).toBeLessThanOrEqual(fast.receivedMs);
+  });
+
+  it('as a nemesis: skews the rate, heals to the real rate, and records both', async () => {
+    const { clock, ask } = await probeOnClock('probe-nemesis');
+    const nemesis = clockSkew(clock, 'probe', 3);
+    await nemesis.start();
+    expect(clock.rate).toBe(3);
+    await ask('now');
+    const record = await nemesis.heal();
+    expect(clock.rate).toBe(1);
+    expect(record).toMatchObject({
+      name: 'clock-skew',
+      process: 'probe',
+      detail: expect.stringMatching(/x3 .*; clock x1$/),
+    });
+    expect((await ask('now')).backs).toBe(0);
+    expect(() => clock.setRate(0)).toThrow(RangeError);
+  });
+});
