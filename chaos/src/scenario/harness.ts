@@ -1,8 +1,10 @@
 // One named chaos scenario's world: a secured cluster (its own `fencer
 // toxiproxy`, or the Toxiproxy at TOXIPROXY_URL), scripted or looping
 // worker processes each behind a proxy pair of its own (so a fault can cut
-// one worker off and not another), nemeses whose periods are recorded, and
-// at the end the history checked against the sink's final state.
+// one worker off and not another), processes on fake clocks if asked,
+// nemeses whose periods are recorded, and at the end the history checked
+// against the sink's final state.
+import type { ChildProcess } from 'node:child_process';
 import { Toxiproxy } from 'toxiproxy-node-client';
 import { CoordinatorConnection, SinkConnection } from '@fencer/client';
 import {
@@ -12,6 +14,8 @@ import {
   type Cluster,
   type ClusterLink,
   type ClusterOptions,
+  type RestartableService,
+  type StampedWorkerEvent,
   type WorkerProcess,
 } from '@fencer/supervisor';
 import { checkHistory, type CheckOptions } from '../checker/check.js';
@@ -24,6 +28,7 @@ import {
 } from '../checker/history.js';
 import type { SendingEvent } from '@fencer/worker';
 import type { Violation } from '../checker/round.js';
+import { FaketimeClock } from '../nemesis/clock.js';
 import { clusterLink, type LinkTarget } from '../nemesis/network.js';
 import type { Nemesis } from '../nemesis/fault.js';
 import { readFinalState } from '../workload/workload.js';
@@ -43,11 +48,14 @@ export interface ScenarioOptions {
   readonly toxiproxyUrl?: string;
   /** Scripts to run instead of `fencer` for a service: the negative controls' broken variants. */
   readonly binaries?: ClusterOptions['binaries'];
+  /** Services to run on a fake clock of their own (Scenario.clocks), for the clock-skew nemesis. */
+  readonly clocks?: readonly RestartableService[];
 }
 
-/** A worker of the scenario, with the links only it uses. */
+/** A worker of the scenario, with the links only it uses, and its fake clock if it runs on one. */
 export interface ScenarioWorker extends WorkerProcess {
   readonly links: { readonly coordinator: LinkTarget; readonly sink: LinkTarget };
+  readonly clock?: FaketimeClock;
 }
 
 /** Both ends of a check: the recorded history and what the checker found in it. */
@@ -75,6 +83,8 @@ export class Scenario {
   readonly toxiproxy: Toxiproxy;
   /** Straight to the services with the admin's credentials: Describe, GetFence, Read. */
   readonly admin: { readonly coordinator: CoordinatorConnection; readonly sink: SinkConnection };
+  /** The fake clocks of the services started on one (ScenarioOptions.clocks). */
+  readonly clocks: Readonly<Partial<Record<RestartableService, FaketimeClock>>>;
   readonly #name: string;
   readonly #operations: Operation[] = [];
   /** Calls sent and not yet answered, by owner and the worker's call number. */
@@ -89,9 +99,14 @@ export class Scenario {
   readonly #killed = new Set<WorkerProcess>();
   #stopping = false;
 
-  private constructor(name: string, cluster: Cluster) {
+  private constructor(
+    name: string,
+    cluster: Cluster,
+    clocks: Readonly<Partial<Record<RestartableService, FaketimeClock>>>,
+  ) {
     this.#name = name;
     this.cluster = cluster;
+    this.clocks = clocks;
     this.toxiproxy = new Toxiproxy(cluster.toxiproxy.url);
     const token = credentialToken(cluster.credentials!.credentialsFile, { role: 'admin' });
     this.admin = {
@@ -103,6 +118,10 @@ export class Scenario {
   /** Starts the scenario's cluster. */
   static async start(options: ScenarioOptions): Promise<Scenario> {
     const toxiproxyUrl = options.toxiproxyUrl ?? process.env.TOXIPROXY_URL;
+    const clocks = Object.fromEntries(
+      (options.clocks ?? []).map((service) => [service, FaketimeClock.create(service)]),
+    ) as Partial<Record<RestartableService, FaketimeClock>>;
+    const env = Object.fromEntries(Object.entries(clocks).map(([service, clock]) => [service, clock.env]));
     const cluster = await startCluster({
       data: options.data,
       sinkListen: '127.0.0.1:0',
@@ -114,8 +133,16 @@ export class Scenario {
       ...(options.coordinatorFlags ? { coordinatorFlags: options.coordinatorFlags } : {}),
       ...(toxiproxyUrl ? { toxiproxyUrl } : {}),
       ...(options.binaries ? { binaries: options.binaries } : {}),
+      env,
+    }).catch((error: unknown) => {
+      for (const clock of Object.values(clocks)) clock.close();
+      throw error;
     });
-    return new Scenario(options.name, cluster);
+    // A line on its stdin (which it reads only to see its supervisor go) wakes a service to read its new rate.
+    for (const [service, clock] of Object.entries(clocks)) {
+      clock.wake = () => wake(cluster[service as RestartableService].child);
+    }
+    return new Scenario(options.name, cluster, clocks);
   }
 
   /** Workers that exited while the scenario ran, each with the tail of its stderr. */
@@ -143,12 +170,14 @@ export class Scenario {
    * Starts `fencer worker` as `owner` (`--commands` unless args say how to
    * loop), dialing the services through proxies of its own, and records
    * every call it makes. `coordinator` sends it to another coordinator
-   * (a split brain's rival) instead of the cluster's.
+   * (a split brain's rival) instead of the cluster's; `clock` runs it on a
+   * fake clock of its own (ScenarioWorker.clock); `env` is added to its
+   * environment.
    */
   async worker(
     owner: string,
     args: readonly string[] = ['--commands'],
-    options: { readonly coordinator?: string } = {},
+    options: { readonly coordinator?: string; readonly clock?: boolean; readonly env?: NodeJS.ProcessEnv } = {},
   ): Promise<ScenarioWorker> {
     const proxy = async (service: 'coordinator' | 'sink', upstream: string) => {
       const name = `${this.#name}_${owner}_to_${service}`;
@@ -159,27 +188,39 @@ export class Scenario {
     const coordinator = await proxy('coordinator', options.coordinator ?? this.cluster.coordinator.ready.address);
     const sink = await proxy('sink', this.cluster.sink.ready.address);
     const clockAnswers = new Map<string, (readMs: number, answeredMs: number) => void>();
+    const clock = options.clock ? FaketimeClock.create(owner) : undefined;
+    const onShared = clock ? onSharedClock(clock) : (event: StampedWorkerEvent) => event;
     const started = await startWorker({
       coordinator: coordinator.listen,
       sink: sink.listen,
       owner,
       tokenFile: this.cluster.credentials!.workerTokenFiles[owner]!,
       args,
-      onEvent: (event) => {
-        if (event.event === 'clock') clockAnswers.get(event.probe)?.(event.atMs, sharedClockMs(performance.now()));
+      ...(clock || options.env ? { env: { ...options.env, ...clock?.env } } : {}),
+      onEvent: (stamped) => {
+        if (stamped.event === 'clock')
+          clockAnswers.get(stamped.probe)?.(stamped.atMs, sharedClockMs(performance.now()));
+        const event = onShared(stamped);
         if (event.event === 'sending') this.#inFlight.set(`${owner}#${event.seq}`, { owner, sending: event });
         if (event.event === 'call') {
           this.#inFlight.delete(`${owner}#${event.seq}`);
           this.#operations.push(operationFromCall(this.#operations.length + 1, owner, event));
         }
       },
+    }).catch((error: unknown) => {
+      clock?.close();
+      throw error;
     });
-    this.#clockOffsets.push(offsetRange(await probeClock(started, clockAnswers)));
+    // An empty line is no command: it only wakes the worker to read its new rate.
+    if (clock) clock.wake = () => wake(started.child);
+    // A worker on a fake clock is not probed: its times are mapped to this process's clock.
+    if (!clock) this.#clockOffsets.push(offsetRange(await probeClock(started, clockAnswers)));
     const worker = Object.assign(started, {
       links: {
         coordinator: { toxiproxy: this.toxiproxy, proxy: coordinator.name },
         sink: { toxiproxy: this.toxiproxy, proxy: sink.name },
       },
+      ...(clock ? { clock } : {}),
     });
     this.#workers.push(worker);
     void started.exited.then(({ code, signal }) => {
@@ -239,7 +280,8 @@ export class Scenario {
   /**
    * Ends the run: heals what is still injected, stops the workers, reads
    * the sink's final state and checks the history (S1–S6 and the lock
-   * model, as `options` say).
+   * model, as `options` say; a coordinator on a fake clock gives the lock
+   * model its bound unless `options` name one).
    */
   async verdict(options: CheckOptions = {}): Promise<ScenarioVerdict> {
     // A worker that died mid-run took calls with it that the history never saw.
@@ -262,8 +304,17 @@ export class Scenario {
       final: await readFinalState(this.cluster, operations),
       faults: [...this.#faults],
     };
+    const coordinatorClock = this.clocks.coordinator?.bound();
     const clockUncertaintyMs = options.clockUncertaintyMs ?? this.clockUncertaintyMs;
-    return { history, violations: checkHistory(history, { ...options, clockUncertaintyMs }), clockUncertaintyMs };
+    return {
+      history,
+      violations: checkHistory(history, {
+        ...(coordinatorClock ? { coordinatorClock } : {}),
+        ...options,
+        clockUncertaintyMs,
+      }),
+      clockUncertaintyMs,
+    };
   }
 
   /** Heals what is still injected, stops everything the scenario started and removes its proxies from the Toxiproxy. */
@@ -275,7 +326,11 @@ export class Scenario {
     this.admin.coordinator.close();
     this.admin.sink.close();
     await Promise.allSettled(this.#proxies.map(async (name) => (await this.toxiproxy.get(name)).remove()));
-    await this.cluster.stop();
+    try {
+      await this.cluster.stop();
+    } finally {
+      for (const clock of [...Object.values(this.clocks), ...this.#workers.map((w) => w.clock)]) clock?.close();
+    }
   }
 }
 
@@ -312,4 +367,32 @@ async function probeClock(
     );
   }
   return samples;
+}
+
+/** Writes an empty line to a child still running: it wakes its event loop, and so has it read its clock. */
+function wake(child: ChildProcess): void {
+  if (child.exitCode === null && child.signalCode === null) child.stdin?.write('\n');
+}
+
+/**
+ * A worker on a fake clock stamps its calls on that clock; they go into the
+ * history on the shared clock instead: sent at the earliest time the clock's
+ * model allows (earliestSharedMs, never later than the truth), done when
+ * this process read the call's end (never earlier).
+ */
+function onSharedClock(clock: FaketimeClock): (event: StampedWorkerEvent) => StampedWorkerEvent {
+  return (event) => {
+    switch (event.event) {
+      case 'sending':
+        return { ...event, sentAtMs: clock.earliestSharedMs(event.sentAtMs) };
+      case 'call':
+        return {
+          ...event,
+          sentAtMs: clock.earliestSharedMs(event.sentAtMs),
+          doneAtMs: performance.timeOrigin + performance.now(),
+        };
+      default:
+        return event;
+    }
+  };
 }
