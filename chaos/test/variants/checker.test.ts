@@ -5,8 +5,8 @@
 // and the sink's final state alone, never from knowing which variant ran.
 import { describe, expect, it } from 'vitest';
 import { eventually } from '@fencer/testkit';
-import { variantBin, type VariantName } from '@fencer/variants';
-import { partition, type Scenario, type ScenarioVerdict } from '../../src/index.js';
+import { variantBin, workerClockEnv, type VariantName } from '@fencer/variants';
+import { clockSkew, partition, type Scenario, type ScenarioVerdict } from '../../src/index.js';
 import { acquire, scenario, scripted, write } from '../scenarios/helpers.js';
 
 /** What a script reports: the events the test asserts on, and the checker's verdict. */
@@ -76,6 +76,35 @@ async function retryAfterRelease(s: Scenario): Promise<Run> {
   return { outcomes: [outcome], verdict: await s.verdict() };
 }
 
+/**
+ * B's clock runs four times too fast, and its calls carry it; once B's own
+ * stamps show it a TTL ahead of the shared clock, it asks for the lease that
+ * A holds and renews; then A writes.
+ */
+async function fastClockAcquires(s: Scenario): Promise<Run> {
+  const a = await s.worker('worker-a', scripted('job', 3_000));
+  // Its deadlines run on its clock too: five of its seconds are 1.25 s.
+  const b = await s.worker('worker-b', scripted('job', 3_000, 5_000), { clock: true, env: workerClockEnv() });
+  await acquire(a);
+  await s.inject(clockSkew(b.clock!, 'worker-b', 4));
+  await eventually(
+    async () => {
+      b.send('describe');
+      const described = await b.next(['described', 'refused']);
+      // A stamp made no later than it arrived: B's clock is at least this far ahead.
+      return described.atMs - (performance.timeOrigin + performance.now()) > 3_000 || undefined;
+    },
+    { timeoutMs: 20_000, intervalMs: 100, what: "B's clock to run a TTL ahead" },
+  );
+  b.send('acquire');
+  const asked = await b.next(['acquired', 'refused']);
+  const late = await write(a, 'a-1', 'from-a');
+  return {
+    outcomes: [asked.event === 'acquired' ? 'granted' : asked.reason, ended(late)],
+    verdict: await s.verdict(),
+  };
+}
+
 const controls: readonly {
   readonly variant: VariantName;
   readonly service: 'sink' | 'coordinator';
@@ -83,8 +112,9 @@ const controls: readonly {
   /** What the real services answer, then what the variant answers. */
   readonly real: readonly string[];
   readonly broken: readonly string[];
-  /** The rules the checker must name for the variant. */
+  /** The rules the checker must name for the variant, and what its findings must say, if it matters. */
   readonly rules: readonly string[];
+  readonly says?: RegExp;
 }[] = [
   {
     // Both writes pass the check before either is stored; B's overwrites A's acknowledged result.
@@ -124,13 +154,23 @@ const controls: readonly {
     broken: ['token new'],
     rules: ['S2'],
   },
+  {
+    // The variant ends A's lease, valid on its own clock, because B's clock says it is over: only the lock model sees that (L2); the fence keeps the writes safe.
+    variant: 'worker-clock-coordinator',
+    service: 'coordinator',
+    script: fastClockAcquires,
+    real: ['LEASE_HELD', 'applied'],
+    broken: ['granted', 'STALE_TOKEN'],
+    rules: ['LOCK'],
+    says: /^job: Acquire #\d+ \(worker-b\) was granted token \d+ while worker-a#\d+ held token \d+: .* \(L2\)$/,
+  },
 ];
 
 // Real processes through proxies: a loaded machine makes them slower, never wrong.
 describe('the checker against deliberately broken variants', { timeout: 120_000 }, () => {
   it.each(controls)(
     '$variant: the real services pass, the variant is caught ($rules)',
-    async ({ variant, service, script, real, broken, rules }) => {
+    async ({ variant, service, script, real, broken, rules, says }) => {
       const name = variant.replaceAll('-', '_');
       const safe = await script(await scenario(`${name}_real`));
       expect(safe.outcomes).toEqual(real);
@@ -142,6 +182,8 @@ describe('the checker against deliberately broken variants', { timeout: 120_000 
       expect([...named].sort()).toEqual([...rules].sort());
       // Each violation points at recorded operations, so it can be traced to the calls.
       for (const violation of caught.verdict.violations) expect(violation.operations?.length).toBeGreaterThan(0);
+      if (says)
+        expect(caught.verdict.violations.map((violation) => violation.message)).toEqual([expect.stringMatching(says)]);
     },
   );
 });

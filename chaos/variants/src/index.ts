@@ -3,6 +3,7 @@
 // Test code and this package's scripts only: dependency-cruiser forbids any
 // other import, and no production package depends on it.
 export { TwoStepEngine } from './two-step-engine.js';
+export { WORKER_CLOCK_HEADER, workerClockEnv } from './worker-clock.js';
 export { grantFirst, lenientWrite, staleAcceptingWrite, withoutRequestRecords } from './broken-rules.js';
 export {
   GRANT_FIRST_DELAY_MS,

@@ -10,6 +10,7 @@ import { createLogger } from '@fencer/server-kit';
 import { SinkEngine, sinkCommand } from '@fencer/sink';
 import { grantFirst, lenientWrite, staleAcceptingWrite, withoutRequestRecords } from './broken-rules.js';
 import { TwoStepEngine } from './two-step-engine.js';
+import { expireOnWorkerClock, readWorkerClocks } from './worker-clock.js';
 
 /**
  * The two-step sink's pause between check and commit, in ms. It must
@@ -61,6 +62,15 @@ export const VARIANTS = Object.freeze({
     service: 'coordinator',
     breaks: 'R1: keeps no request-id records, so a retried Acquire can mint a second token (S2)',
     command: () => coordinatorCommand({ wrapCore: withoutRequestRecords }),
+  },
+  'worker-clock-coordinator': {
+    service: 'coordinator',
+    breaks:
+      "L1: judges whether the lease in force has expired on the acquiring worker's clock (which workers send only when preloaded with workerClockEnv)",
+    command: () => {
+      readWorkerClocks();
+      return coordinatorCommand({ wrapCore: expireOnWorkerClock });
+    },
   },
 } satisfies Record<string, Variant>);
 
