@@ -30,6 +30,8 @@ const spin = () => {
   setImmediate(spin);
 };
 spin();
+// Exits on SIGTERM, so that libfaketime removes its shared memory on the way out.
+process.on('SIGTERM', () => process.exit(0));
 const answer = () => process.stdout.write(JSON.stringify({ fakeMs: performance.timeOrigin + performance.now(), backs }) + '\\n');
 process.stdout.write(JSON.stringify({ event: 'ready', service: 'probe', address: '-' }) + '\\n');
 for await (const line of (await import('node:readline')).createInterface({ input: process.stdin })) {
@@ -50,10 +52,10 @@ interface Answer {
 }
 
 const sharedNowMs = () => performance.timeOrigin + performance.now();
-const running: { clock: FaketimeClock; probe: ReadyChild }[] = [];
+const running: { clock: FaketimeClock; probe?: ReadyChild }[] = [];
 afterEach(async () => {
   for (const { clock, probe } of running.splice(0)) {
-    await stopChild(probe, 2_000);
+    if (probe) await stopChild(probe, 2_000);
     clock.close();
   }
 });
@@ -61,6 +63,8 @@ afterEach(async () => {
 /** A probe on a clock of its own, and a way to ask it. */
 async function probeOnClock(name: string) {
   const clock = FaketimeClock.create(name);
+  const started: (typeof running)[number] = { clock };
+  running.push(started);
   const lines: string[] = [];
   let wake = () => {};
   const probe = await spawnReady(probeScript, [], {
@@ -70,7 +74,7 @@ async function probeOnClock(name: string) {
       wake();
     },
   });
-  running.push({ clock, probe });
+  started.probe = probe;
   lines.length = 0; // the ready line
   const ask = async (question: string): Promise<Answer> => {
     const sentMs = sharedNowMs();
