@@ -97,7 +97,7 @@ interface Segment {
 const MULTIARCH: Readonly<Partial<Record<string, string>>> = { x64: 'x86_64-linux-gnu', arm64: 'aarch64-linux-gnu' };
 
 /** The preloaded library: the thread-safe build, since Node reads its clocks from several threads. */
-function libfaketime(): string {
+export function libfaketime(): string {
   const multiarch = MULTIARCH[process.arch];
   const candidates = [
     ...(multiarch ? [`/usr/lib/${multiarch}/faketime/libfaketimeMT.so.1`] : []),

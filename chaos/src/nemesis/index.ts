@@ -48,7 +48,7 @@ export {
   type LinkTarget,
   type ResetOptions,
 } from './network.js';
-export { clockSkew, FaketimeClock, REWRITE_WINDOW_MS, type ClockRateBound } from './clock.js';
+export { clockSkew, FaketimeClock, libfaketime, REWRITE_WINDOW_MS, type ClockRateBound } from './clock.js';
 export {
   crash,
   pause,

@@ -1,7 +1,9 @@
 // The clock margin the checker assumes is measured, not trusted: each
 // worker answers round trips over its stdin and stdout at its start, and
-// the verdict reports (and checks with) the bound they give.
+// the verdict reports (and checks with) the bound they give; a worker whose
+// clock reads ahead widens it.
 import { describe, expect, it } from 'vitest';
+import { libfaketime } from '../../src/index.js';
 import { scenario, scripted } from './helpers.js';
 
 describe('clock margin', { timeout: 120_000 }, () => {
@@ -17,7 +19,13 @@ describe('clock margin', { timeout: 120_000 }, () => {
     expect(measured).toBeGreaterThanOrEqual(1);
     expect(measured).toBeLessThan(100);
 
+    // A worker whose clock reads 300 ms ahead (libfaketime, unknown to the harness) widens it.
+    await s.worker('worker-b', scripted('job', 3_000), {
+      env: { LD_PRELOAD: libfaketime(), FAKETIME: '+0.3' },
+    });
     const verdict = await s.verdict();
     expect(verdict.clockUncertaintyMs).toBe(s.clockUncertaintyMs);
+    expect(verdict.clockUncertaintyMs).toBeGreaterThanOrEqual(300);
+    expect(verdict.clockUncertaintyMs).toBeLessThan(400);
   });
 });
