@@ -30,6 +30,14 @@ export const staleAcceptingWrite: WritePolicy = (current, existing, attempt) =>
     : decideWrite(current, existing, attempt);
 
 /**
+ * F3 broken: the result already stored under a result id is not looked at,
+ * so a write naming it with another payload is APPLIED and replaces it, and
+ * one (resource, result_id) has held two payloads (S6). F1 and A5 are
+ * judged as decideWrite does.
+ */
+export const overwritingWrite: WritePolicy = (current, _existing, attempt) => decideWrite(current, undefined, attempt);
+
+/**
  * L3 broken: every AdvanceFence is reported done at once and only sent to
  * `sink` `delayMs` later, so the coordinator grants a token while the sink
  * still accepts the previous holder's. What the sink answers is ignored;

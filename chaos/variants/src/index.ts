@@ -4,7 +4,13 @@
 // other import, and no production package depends on it.
 export { TwoStepEngine } from './two-step-engine.js';
 export { WORKER_CLOCK_HEADER, workerClockEnv } from './worker-clock.js';
-export { grantFirst, lenientWrite, staleAcceptingWrite, withoutRequestRecords } from './broken-rules.js';
+export {
+  grantFirst,
+  lenientWrite,
+  overwritingWrite,
+  staleAcceptingWrite,
+  withoutRequestRecords,
+} from './broken-rules.js';
 export {
   GRANT_FIRST_DELAY_MS,
   TWO_STEP_PAUSE_MS,

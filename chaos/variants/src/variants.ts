@@ -8,7 +8,13 @@ import { Command } from 'commander';
 import { coordinatorCommand } from '@fencer/coordinator';
 import { createLogger } from '@fencer/server-kit';
 import { SinkEngine, sinkCommand } from '@fencer/sink';
-import { grantFirst, lenientWrite, staleAcceptingWrite, withoutRequestRecords } from './broken-rules.js';
+import {
+  grantFirst,
+  lenientWrite,
+  overwritingWrite,
+  staleAcceptingWrite,
+  withoutRequestRecords,
+} from './broken-rules.js';
 import { TwoStepEngine } from './two-step-engine.js';
 import { expireOnWorkerClock, readWorkerClocks } from './worker-clock.js';
 
@@ -52,6 +58,11 @@ export const VARIANTS = Object.freeze({
     service: 'sink',
     breaks: "F1: accepts token <= fence instead of token == fence, so a fenced-out holder's write lands",
     command: () => sinkCommand({ engine: (store) => new SinkEngine(store, staleAcceptingWrite) }),
+  },
+  'overwriting-sink': {
+    service: 'sink',
+    breaks: 'F3: a result id already written is written again with another payload (APPLIED), never RESULT_CONFLICT',
+    command: () => sinkCommand({ engine: (store) => new SinkEngine(store, overwritingWrite) }),
   },
   'grant-first-coordinator': {
     service: 'coordinator',
