@@ -6,7 +6,17 @@
 // as not having happened when that would. Real-time order between
 // operations of different processes is trusted only beyond
 // `clockUncertaintyMs`, since each process reads the shared clock itself.
-import { groupBy, holderOf, named, responseOf, text, tokenOf, type Grant } from './fields.js';
+import {
+  groupBy,
+  holderOf,
+  named,
+  responseOf,
+  sentWrites,
+  text,
+  tokenOf,
+  type Grant,
+  type SentWrite,
+} from './fields.js';
 import type { FinalState, History, Operation, StoredResult } from './history.js';
 import { checkLock } from './lock.js';
 import type { Violation } from './round.js';
@@ -45,15 +55,6 @@ export interface CheckOptions {
   readonly coordinatorClock?: { readonly maxRate: number; readonly aheadMs: number };
 }
 
-/** A Write as sent, whatever became of it. */
-interface SentWrite {
-  readonly op: Operation;
-  readonly resource: string;
-  readonly resultId: string;
-  readonly token: bigint;
-  readonly payload: string;
-}
-
 /** A Write the sink acknowledged. */
 interface AckedWrite extends SentWrite {
   readonly replayed: boolean;
@@ -84,15 +85,7 @@ export function checkHistory(history: History, options: CheckOptions = {}): Viol
     found.push({ rule, message, operations: operations.map((op) => op.id) });
 
   const grants = readGrants(history.operations, flag);
-  const sent: SentWrite[] = history.operations
-    .filter((op) => op.method === 'Write')
-    .map((op) => ({
-      op,
-      resource: text(op.request.resource),
-      resultId: text(op.request.result_id),
-      token: tokenOf(op.request.token),
-      payload: text(op.request.payload),
-    }));
+  const sent = sentWrites(history.operations);
   const acked = readAckedWrites(sent, flag);
 
   checkGrants(grants, flag);

@@ -13,6 +13,28 @@ export interface Grant {
   readonly fresh: boolean;
 }
 
+/** A Write as sent, whatever became of it. */
+export interface SentWrite {
+  readonly op: Operation;
+  readonly resource: string;
+  readonly resultId: string;
+  readonly token: bigint;
+  readonly payload: string;
+}
+
+/** The Writes among `operations`, in their order, as sent. */
+export function sentWrites(operations: readonly Operation[]): SentWrite[] {
+  return operations
+    .filter((op) => op.method === 'Write')
+    .map((op) => ({
+      op,
+      resource: text(op.request.resource),
+      resultId: text(op.request.result_id),
+      token: tokenOf(op.request.token),
+      payload: text(op.request.payload),
+    }));
+}
+
 /** A string or number field as text; anything else as ''. */
 export const text = (value: unknown): string =>
   typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'bigint' ? String(value) : '';

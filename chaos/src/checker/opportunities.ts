@@ -4,7 +4,7 @@
 // run shows these counts beside its verdict. A pure function of the
 // operations, judged with the checker's rules of evidence: an operation
 // sent within the clock margin of another is not known to follow it.
-import { groupBy, responseOf, text, tokenOf } from './fields.js';
+import { groupBy, responseOf, sentWrites, text, tokenOf, type SentWrite } from './fields.js';
 import type { Operation } from './history.js';
 
 /** Each invariant's count of operations that could have broken it. */
@@ -19,15 +19,6 @@ export const OPPORTUNITY_MEANINGS: Readonly<Record<keyof Opportunities, string>>
   S5: 'writes acknowledged',
   S6: 'writes the sink answered for a result id already sent with another payload',
 });
-
-/** A write as sent. */
-interface SentWrite {
-  readonly op: Operation;
-  readonly resource: string;
-  readonly resultId: string;
-  readonly token: bigint;
-  readonly payload: string;
-}
 
 /** Something acknowledged under a token: a grant (ok Acquire or Renew) or an accepted write. */
 interface Acknowledged {
@@ -75,15 +66,7 @@ export function opportunities(
       const lease = (responseOf(op).lease ?? {}) as Readonly<Record<string, unknown>>;
       return { op, resource: text(op.request.resource), token: tokenOf(lease.token) };
     });
-  const writes: SentWrite[] = bySending
-    .filter((op) => op.method === 'Write')
-    .map((op) => ({
-      op,
-      resource: text(op.request.resource),
-      resultId: text(op.request.result_id),
-      token: tokenOf(op.request.token),
-      payload: text(op.request.payload),
-    }));
+  const writes = sentWrites(bySending);
   const judged = writes.filter((w) => answered(w.op));
 
   // Per result id, a sweep through its writes in the order they were sent,
