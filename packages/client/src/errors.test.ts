@@ -13,6 +13,7 @@ import {
   InvalidRequestError,
   LeaseHeldError,
   LeaseLostError,
+  NotLeaderError,
   RequestIdReusedError,
   ResourceExhaustedError,
   ResultConflictError,
@@ -50,6 +51,7 @@ const EXPECTED: Record<Reason, [ErrorClass, boolean]> = {
   REQUEST_ID_REUSED: [RequestIdReusedError, false],
   SINK_UNAVAILABLE: [UnavailableError, true],
   STORAGE_UNAVAILABLE: [UnavailableError, true], // T3: retried once the service is back
+  NOT_LEADER: [NotLeaderError, true], // H7: retried at the leader, same request id
   STALE_TOKEN: [LeaseLostError, false],
   TOKEN_NOT_ISSUED: [LeaseLostError, false],
   RESULT_CONFLICT: [ResultConflictError, false],
@@ -90,6 +92,15 @@ describe('toFencerError', () => {
       serviceError(REASON_CODES.LEASE_HELD, 'LEASE_HELD', { holder_owner_id: 'b', remaining_ms: '1234' }),
     );
     expect([(held as LeaseHeldError).holderOwnerId, (held as LeaseHeldError).remainingMs]).toEqual(['b', 1234]);
+  });
+
+  it('NOT_LEADER (H2) is an UnavailableError naming the leader, or none when the replica knows none', () => {
+    const named = toFencerError(serviceError(REASON_CODES.NOT_LEADER, 'NOT_LEADER', { leader: '10.0.0.7:50051' }));
+    expect(named).toBeInstanceOf(UnavailableError);
+    expect([named.code, (named as NotLeaderError).leader]).toEqual([grpc.status.UNAVAILABLE, '10.0.0.7:50051']);
+    expect((toFencerError(serviceError(REASON_CODES.NOT_LEADER, 'NOT_LEADER')) as NotLeaderError).leader).toBe(
+      undefined,
+    );
   });
 
   it.each([

@@ -99,6 +99,23 @@ export class UnavailableError extends FencerError {
   override name = 'UnavailableError';
 }
 
+/**
+ * NOT_LEADER (H2): the coordinator replica asked does not lead now. `leader`
+ * is the leader's advertised HOST:PORT when the replica knows it. A
+ * CoordinatorConnection given several addresses follows it by itself (H7);
+ * like any UnavailableError the call may have happened, so retry it with the
+ * same request id (R1, R4).
+ */
+export class NotLeaderError extends UnavailableError {
+  override name = 'NotLeaderError';
+  /** The leader's address from the details, or undefined when the replica named none. */
+  readonly leader: string | undefined;
+  constructor(failure: RemoteFailure) {
+    super(failure, true);
+    this.leader = failure.metadata.leader || undefined;
+  }
+}
+
 /** INVALID_FIELD or MALFORMED_MESSAGE: the request itself is wrong; `fieldViolations` names the fields. */
 export class InvalidRequestError extends FencerError {
   override name = 'InvalidRequestError';
@@ -149,6 +166,7 @@ const BY_REASON: Record<Reason, (failure: RemoteFailure) => FencerError> = {
   SINK_UNAVAILABLE: as(UnavailableError, true),
   // T3: the service stopped on a failed write; a retry (same request or result id) meets it restarted.
   STORAGE_UNAVAILABLE: as(UnavailableError, true),
+  NOT_LEADER: (f) => new NotLeaderError(f),
   STALE_TOKEN: lost,
   TOKEN_NOT_ISSUED: lost,
   RESULT_CONFLICT: as(ResultConflictError, false),

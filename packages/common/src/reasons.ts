@@ -50,6 +50,11 @@ export const REASON_CODES = Object.freeze({
   // T3: a durable write failed; the service stops its writes and exits, so
   // the call may be retried once it is back (with the same request or result id).
   STORAGE_UNAVAILABLE: CODE.UNAVAILABLE,
+  // H2: this coordinator replica does not lead now; the leader's address is
+  // in the details (`leader`) when known. Retried there with the same
+  // request id (H7, R4): the call may have been written before leadership
+  // was lost, so it is never an answer that nothing happened.
+  NOT_LEADER: CODE.UNAVAILABLE,
   // A2: not in the protocol's table, but every refusal carries a reason.
   UNAUTHENTICATED: CODE.UNAUTHENTICATED,
   PERMISSION_DENIED: CODE.PERMISSION_DENIED,
