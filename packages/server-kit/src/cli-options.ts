@@ -31,6 +31,24 @@ export function hostPort(value: string): string {
   return value;
 }
 
+/**
+ * Commander parser for HOST:PORT[,HOST:PORT...] (coordinator replicas, H7;
+ * etcd endpoints, H1): every entry well-formed, none empty, none twice.
+ */
+export function hostPortList(value: string): readonly string[] {
+  const entries = value.split(',').map((entry) => entry.trim());
+  entries.forEach((entry, index) => {
+    if (entry === '') throw new InvalidArgumentError(`address ${index + 1} of "${value}" is empty`);
+    try {
+      splitHostPort(entry);
+    } catch (error) {
+      throw new InvalidArgumentError(`address ${index + 1} of "${value}": ${(error as Error).message}`);
+    }
+    if (entries.indexOf(entry) !== index) throw new InvalidArgumentError(`"${entry}" is listed twice in "${value}"`);
+  });
+  return Object.freeze(entries);
+}
+
 /** Commander parser for an integer >= 1. */
 export function positiveInteger(value: string): number {
   return integerFrom(value, 1, 'a positive integer');
