@@ -17,8 +17,8 @@ import {
   type Grant,
   type SentWrite,
 } from './fields.js';
-import type { FinalState, History, Operation, StoredResult } from './history.js';
-import { checkLock } from './lock.js';
+import type { FaultPeriod, FinalState, History, Operation, StoredResult } from './history.js';
+import { checkLock, type Period } from './lock.js';
 import type { Violation } from './round.js';
 
 /** How a history is judged. */
@@ -36,9 +36,10 @@ export interface CheckOptions {
   /**
    * Whether the run promises exclusive leases (default true): one
    * coordinator that keeps its grants, so the lock model judges L2, L4 and
-   * L5. False for a run where a coordinator loses its data or has a rival:
-   * L3 lets it grant over a lease it never knew of, and only the fence keeps
-   * that safe. The lock model then judges the token order (L6) only.
+   * L5, except around the history's periods of a wiped coordinator or a
+   * rival (unsharedPeriods), where L3 lets a coordinator grant over a lease
+   * it never knew of and only the fence keeps that safe. False judges the
+   * whole run that way: the token order (L6) only.
    */
   readonly exclusiveLeases?: boolean;
   /** Search steps the lock model may take per stretch of overlapping lease calls (default 100,000). */
@@ -88,13 +89,15 @@ export function checkHistory(history: History, options: CheckOptions = {}): Viol
   const sent = sentWrites(history.operations);
   const acked = readAckedWrites(sent, flag);
 
-  checkGrants(grants, flag);
+  const unshared = unsharedPeriods(history.faults);
+  checkGrants(grants, unshared, margin, flag);
   found.push(
     ...checkLock(grants, history.operations, {
       clockUncertaintyMs: margin,
       exclusive: !options.partial && (options.exclusiveLeases ?? true),
       stepBudget: options.lockStepBudget ?? 100_000,
       coordinatorClock: options.coordinatorClock ?? { maxRate: 1, aheadMs: 0 },
+      unsharedPeriods: unshared,
     }),
   );
   const final = options.partial ? undefined : history.final;
@@ -153,8 +156,27 @@ function readAckedWrites(sent: readonly SentWrite[], flag: Flag): AckedWrite[] {
   return acked;
 }
 
-/** S1: one holder per token; S2: one token per request id. (L6, the token order, is the lock model's.) */
-function checkGrants(grants: readonly Grant[], flag: Flag): void {
+/**
+ * When the grants of a run did not all go through one coordinator's memory:
+ * while the coordinator was down with its data wiped, and restarted with
+ * none (crash-wipe), and while a rival coordinator ran (split-brain). A
+ * fault still on at the end of the history lasts to its end.
+ */
+export function unsharedPeriods(faults: readonly FaultPeriod[]): Period[] {
+  return faults
+    .filter((f) => (f.name === 'crash-wipe' && f.target === 'coordinator') || f.name === 'split-brain')
+    .map((f) => ({ startMs: f.startMs, endMs: f.endMs ?? Infinity }));
+}
+
+/**
+ * S1: one holder per token; S2: one token per request id. (L6, the token
+ * order, is the lock model's.) A coordinator keeps request records only in
+ * its own memory (R1, R3), so a request id whose Acquires were sent before
+ * an unshared period ended and answered after it began may yield another
+ * token from the memory that answers then (the wiped one, or the rival):
+ * S2 is not judged between two such grants of it, and is between any others.
+ */
+function checkGrants(grants: readonly Grant[], unshared: readonly Period[], margin: number, flag: Flag): void {
   for (const same of groupBy(grants, (g) => keyOf(g.resource, String(g.token))).values()) {
     const holders = firstOfEach(same, (g) => g.holder);
     if (holders.length > 1) {
@@ -165,11 +187,27 @@ function checkGrants(grants: readonly Grant[], flag: Flag): void {
   const acquires = grants.filter((g) => g.op.method === 'Acquire');
   for (const [requestId, same] of groupBy(acquires, (g) => text(g.op.request.request_id))) {
     const tokens = firstOfEach(same, (g) => keyOf(g.resource, String(g.token)));
-    if (tokens.length > 1) {
+    if (tokens.length > 1 && !acrossUnshared(same, unshared, margin)) {
       const list = tokens.map((g) => `token ${g.token} of ${g.resource} (${named(g.op)})`).join(', ');
       flag('S2', `request id ${JSON.stringify(requestId)} yielded ${list}`, ops(tokens));
     }
   }
+}
+
+/**
+ * Whether every change of token between one grant of a request id and the
+ * next (in order of sending) may come from another memory: an unshared
+ * period ended after the earlier was sent and began before the later was
+ * answered (with the clock uncertainty in their favour).
+ */
+function acrossUnshared(same: readonly Grant[], unshared: readonly Period[], margin: number): boolean {
+  if (unshared.length === 0) return false;
+  const bySending = [...same].sort((a, b) => a.op.invokedMs - b.op.invokedMs);
+  return bySending.every((later, i) => {
+    const earlier = bySending[i - 1];
+    if (!earlier || (earlier.resource === later.resource && earlier.token === later.token)) return true;
+    return unshared.some((p) => earlier.op.invokedMs <= p.endMs + margin && later.op.completedMs >= p.startMs - margin);
+  });
 }
 
 /**

@@ -4,7 +4,7 @@
 // ways, and the search never passes a stretch it could not finish.
 import { describe, expect, it } from 'vitest';
 import { checkHistory, type CheckOptions } from './check.js';
-import type { Operation, Outcome } from './history.js';
+import type { FaultPeriod, Operation, Outcome } from './history.js';
 
 const TTL = 100;
 const lost: Outcome = { type: 'unknown', code: 'DEADLINE_EXCEEDED', reason: '' };
@@ -49,13 +49,14 @@ function leases() {
 const released = (value: boolean): Outcome => ({ type: 'ok', response: { released: value } });
 
 type Leases = ReturnType<typeof leases>;
-const lock = (build: (h: Leases) => void, options?: CheckOptions) => {
+/** Every violation of the history `build` makes, with `faults` as the nemesis recorded them. */
+const checked = (build: (h: Leases) => void, options?: CheckOptions, faults: readonly FaultPeriod[] = []) => {
   const h = leases();
   build(h);
-  return checkHistory({ operations: h.operations, final: { fences: {}, results: {} }, faults: [] }, options).filter(
-    (v) => v.rule === 'LOCK',
-  );
+  return checkHistory({ operations: h.operations, final: { fences: {}, results: {} }, faults }, options);
 };
+const lock = (build: (h: Leases) => void, options?: CheckOptions) =>
+  checked(build, options).filter((v) => v.rule === 'LOCK');
 
 describe('the lock model', () => {
   const legal: [string, (h: Leases) => void][] = [
@@ -404,5 +405,107 @@ describe('the lock model', () => {
     expect(found).toEqual([]);
     // The lock model's part is 70–150 ms of it on a 2-core machine; the bound leaves room for a busy one.
     expect(performance.now() - started).toBeLessThan(3_000);
+  });
+
+  describe('around a wiped coordinator or a rival (unshared periods)', () => {
+    // With TTL 100 and the default 1 ms uncertainty, a period [50, 60] relaxes L2, L4 and L5 over [49, 161].
+    const wipe: FaultPeriod = { name: 'crash-wipe', target: 'coordinator', startMs: 50, endMs: 60 };
+    const rival: FaultPeriod = { name: 'split-brain', target: 'coordinator-2', startMs: 50, endMs: 60 };
+    const found = (build: (h: Leases) => void, faults: readonly FaultPeriod[]) =>
+      checked(build, {}, faults).map((v) => [v.rule, v.first ?? v.operations]);
+
+    it('S2: a request id sent before a wipe and answered after it by a fresh token passes (R1 records were lost)', () => {
+      const reacquired = (h: Leases) => {
+        h.acquire('a', 1, [0, 10], answer('a', 1, TTL), 'q');
+        h.acquire('a', 2, [120, 130], answer('a', 2, TTL), 'q');
+      };
+      expect(found(reacquired, [wipe])).toEqual([]);
+      expect(found(reacquired, [rival])).toEqual([]);
+      // The same history outside any unshared period breaks S2; a crash that kept the data is none.
+      expect(found(reacquired, [])).toEqual([['S2', [1, 2]]]);
+      expect(found(reacquired, [{ ...wipe, name: 'crash' }])).toEqual([['S2', [1, 2]]]);
+      expect(found(reacquired, [{ ...wipe, target: 'sink' }])).toEqual([['S2', [1, 2]]]);
+      expect(found(reacquired, [{ ...wipe, startMs: 140, endMs: 150 }])).toEqual([['S2', [1, 2]]]);
+    });
+
+    it('S2: a request id that yields two tokens after the wipe is still a violation', () => {
+      const twiceAfter = (h: Leases) => {
+        h.acquire('a', 1, [0, 10], answer('a', 1, TTL), 'q');
+        h.acquire('a', 2, [120, 130], answer('a', 2, TTL), 'q');
+        h.acquire('a', 3, [300, 310], answer('a', 3, TTL), 'q');
+      };
+      expect(found(twiceAfter, [wipe])).toEqual([['S2', [1, 2, 3]]]);
+    });
+
+    it('L2: a grant over a lease the wiped coordinator forgot passes within a TTL of the period', () => {
+      const takeover = (h: Leases) => {
+        h.acquire('a', 1, [0, 10]); // valid until 100
+        h.acquire('b', 2, [70, 80]);
+      };
+      expect(found(takeover, [])).toEqual([['LOCK', 2]]);
+      expect(found(takeover, [wipe])).toEqual([]);
+      expect(found(takeover, [rival])).toEqual([]);
+    });
+
+    it('L2: a double grant outside the relaxed window is still caught', () => {
+      const later = (h: Leases) => {
+        h.acquire('a', 1, [0, 10]);
+        h.acquire('b', 2, [70, 80]); // relaxed
+        h.acquire('c', 3, [300, 310]);
+        h.acquire('d', 4, [350, 360]); // c's lease was valid until 400
+      };
+      const [violation] = checked(later, {}, [wipe]);
+      expect([violation?.rule, violation?.first]).toEqual(['LOCK', 4]);
+      expect(violation?.message).toMatch(/Acquire #4 \(d\) was granted token 4 while c#1 held token 3.*\(L2\)/);
+    });
+
+    it('L6: tokens must still rise inside the window (the sink’s fence orders every grant)', () => {
+      const below = (h: Leases) => {
+        h.acquire('a', 2, [0, 10]);
+        h.acquire('b', 1, [70, 80]);
+      };
+      expect(found(below, [wipe, rival])).toEqual([['LOCK', 2]]);
+    });
+
+    it('L4: the holder that kept renewing with its own coordinator across a rival passes', () => {
+      const renewing = (h: Leases) => {
+        h.acquire('a', 1, [0, 10]);
+        h.acquire('b', 2, [55, 58]); // granted by the rival
+        h.renew('a', 1, [80, 90]);
+        h.renew('a', 1, [170, 180]); // past the window: its own coordinator still holds a's lease as the latest
+        h.release('a', 1, [250, 260]);
+      };
+      // Without the rival in the history, b's grant breaks L2 (and a's renewals L4).
+      expect(found(renewing, [])).toEqual([['LOCK', 2]]);
+      expect(found(renewing, [rival])).toEqual([]);
+    });
+
+    it('L2: a lease granted in the window and released after it frees the resource', () => {
+      const released = (h: Leases) => {
+        h.acquire('a', 1, [0, 10]);
+        h.acquire('b', 2, [150, 155]); // in the window: holds no lease in the model
+        h.release('b', 2, [170, 175]); // so its release is not followed either
+        h.acquire('c', 3, [180, 190]);
+      };
+      expect(found(released, [wipe])).toEqual([]);
+    });
+
+    it('L4: judged again for grants made after the window', () => {
+      const superseded = (h: Leases) => {
+        h.acquire('a', 1, [0, 10]);
+        h.acquire('c', 3, [300, 310]);
+        h.acquire('d', 4, [500, 510]);
+        h.renew('c', 3, [520, 530]);
+      };
+      expect(found(superseded, [wipe])).toEqual([['LOCK', 4]]);
+    });
+
+    it('a period still on at the end of the history lasts to its end', () => {
+      const open = (h: Leases) => {
+        h.acquire('a', 1, [0, 10]);
+        h.acquire('b', 2, [500, 510], answer('b', 2, TTL), 'a-1');
+      };
+      expect(found(open, [{ name: 'split-brain', target: 'coordinator-2', startMs: 5 }])).toEqual([]);
+    });
   });
 });

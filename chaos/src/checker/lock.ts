@@ -8,6 +8,19 @@
 // grant while a lease is certainly valid (L2), only the latest unreleased
 // grant renews (L4), and a release frees only the latest grant (L5).
 //
+// Those three hold only while every grant goes through one coordinator's
+// memory. Around a period when it did not (unsharedPeriods: a coordinator
+// restarted with its data wiped forgot its holders; a rival coordinator
+// granted from its own), L3 lets a coordinator grant over a lease it never
+// knew of. So a grant whose call overlaps such a period, or the TTL after
+// it (by when every lease the other memory knew has run out), is judged on
+// the token order only and holds no lease in the model; and a Renew or
+// Release of a grant made before or during such a period, answered after
+// it began, only shows its token was granted (the coordinator that answers
+// it may not hold what the model calls the latest grant). The token order
+// is judged throughout: every fresh grant moved the sink's fence, which
+// only rises (L3, F4), so the grants still have one order of rising tokens.
+//
 // Time: the coordinator starts a lease's TTL on its own clock when it grants
 // or renews (L1), which is after the call was sent. So a lease is certainly
 // valid until its call's sending plus its TTL (less, if the coordinator's
@@ -31,6 +44,18 @@ export interface LockOptions {
   readonly stepBudget: number;
   /** How fast the coordinator's clock may run: over any stretch, at most maxRate times it plus aheadMs. */
   readonly coordinatorClock: { readonly maxRate: number; readonly aheadMs: number };
+  /**
+   * Periods (ms, shared clock) when grants did not all go through one
+   * coordinator's memory: L2, L4 and L5 are not judged around them (see
+   * the top of this file). Default none.
+   */
+  readonly unsharedPeriods?: readonly Period[];
+}
+
+/** A stretch of time on the shared clock, in ms. */
+export interface Period {
+  readonly startMs: number;
+  readonly endMs: number;
 }
 
 /** One lease call as the model sees it. */
@@ -49,6 +74,8 @@ interface LeaseCall {
   readonly ttlMs: number;
   /** Whether it took effect (ok). An unknown call only may have. */
   readonly certain: boolean;
+  /** A grant near an unshared period: L2 is not judged on it (and its ttlMs is 0, so it holds no lease). */
+  readonly unshared?: boolean;
   /** The latest instant its effect can be placed at (ms, shared clock). */
   readonly endMs: number;
 }
@@ -98,7 +125,7 @@ function place(s: MutexState, c: LeaseCall, fromMs: number): { state: MutexState
       if (c.token < s.top || (c.token === s.top && c.holder === s.topHolder)) return 'token';
       // L2: not before the lease in force has certainly ended, unless it was released.
       const l = s.lease;
-      const atMs = l && !l.releasedBy ? Math.max(fromMs, l.validUntilMs) : fromMs;
+      const atMs = l && !l.releasedBy && !c.unshared ? Math.max(fromMs, l.validUntilMs) : fromMs;
       if (atMs > c.endMs) return 'held';
       const validUntilMs = c.op.invokedMs + c.ttlMs;
       const lease: Lease = { holder: c.holder, token: c.token, grantedBy: c.op, validBy: c.op, validUntilMs };
@@ -174,12 +201,21 @@ function leaseCalls(
   const grantKey = (c: { readonly resource: string; readonly holder: string; readonly token: bigint }) =>
     `${c.resource}\u0000${c.holder}\u0000${c.token}`;
   const answered = (op: Operation) => op.completedMs + options.clockUncertaintyMs;
+  const leaseTtlOf = (op: Operation) =>
+    Number(text((responseOf(op).lease as Record<string, unknown> | undefined)?.ttl_ms)) || 0;
   // The lease an ok call answered lasts its TTL from the call's sending (L3, L4).
-  const ttlOf = (op: Operation) =>
-    exclusive ? certainMs(Number(text((responseOf(op).lease as Record<string, unknown> | undefined)?.ttl_ms)) || 0) : 0;
+  const ttlOf = (op: Operation) => (exclusive ? certainMs(leaseTtlOf(op)) : 0);
+  const unshared = unsharedWindows(operations, options, (op) => certainMs(Math.max(leaseTtlOf(op), requestTtlOf(op))));
+  // Whether [fromMs, toMs] meets one of the resource's unshared windows.
+  const nearUnshared = (resource: string, fromMs: number, toMs: number) =>
+    (unshared.get(resource) ?? []).some((w) => fromMs <= w.endMs && toMs >= w.startMs);
+  const grantCall = (g: Omit<Call, 'kind' | 'ttlMs' | 'endMs'>, ttlMs: number, endMs: number): Omit<Call, 'endMs'> =>
+    nearUnshared(g.resource, g.op.invokedMs, endMs)
+      ? { ...g, kind: 'grant', ttlMs: 0, unshared: true }
+      : { ...g, kind: 'grant', ttlMs };
   const calls: Call[] = grants
     .filter((g) => g.fresh)
-    .map((g) => ({ ...g, kind: 'grant', ttlMs: ttlOf(g.op), certain: true, endMs: answered(g.op) }));
+    .map((g) => ({ ...grantCall({ ...g, certain: true }, ttlOf(g.op), answered(g.op)), endMs: answered(g.op) }));
 
   // An unknown Acquire may have minted the token that a replay of its
   // request id later answered (R1). Unless an ok Acquire of that id was
@@ -195,23 +231,26 @@ function leaseCalls(
     const same = acquiresOf.get(`${resource}\u0000${text(op.request.request_id)}`) ?? [];
     if (same.length === 0 || same.some((g) => g.fresh)) continue;
     const { holder, token } = same[0]!;
-    maybeGrants.push({
-      op,
-      resource,
-      kind: 'grant',
-      holder,
-      token,
-      ttlMs: certainMs(Number(text(op.request.ttl_ms)) || 0),
-      certain: false,
-    });
+    maybeGrants.push(
+      grantCall({ op, resource, holder, token, certain: false }, certainMs(requestTtlOf(op)), answered(op)),
+    );
   }
 
   // Renews and Releases of a grant the model follows act on it; any other
-  // Renew or Release, and every replay, only shows that its token was granted.
-  const followed = new Set([...calls, ...maybeGrants].map(grantKey));
-  const follows = (c: Parameters<typeof grantKey>[0]) => exclusive && followed.has(grantKey(c));
+  // Renew or Release, and every replay, only shows that its token was
+  // granted. The model follows a grant from its sending until the next
+  // unshared window: a Renew or Release answered later may have been
+  // answered by a memory in which it was not the latest grant.
+  const followedFrom = new Map<string, number>();
+  for (const c of [...calls, ...maybeGrants]) {
+    const k = grantKey(c);
+    followedFrom.set(k, Math.min(followedFrom.get(k) ?? Infinity, c.op.invokedMs));
+  }
+  const followed = (c: Parameters<typeof grantKey>[0]) => exclusive && followedFrom.has(grantKey(c));
+  const follows = (c: Parameters<typeof grantKey>[0], untilMs: number) =>
+    followed(c) && !nearUnshared(c.resource, followedFrom.get(grantKey(c))!, untilMs);
   for (const g of grants.filter((g) => !g.fresh)) {
-    const kind = g.op.method === 'Renew' && follows(g) ? 'renew' : 'witness';
+    const kind = g.op.method === 'Renew' && follows(g, answered(g.op)) ? 'renew' : 'witness';
     calls.push({ ...g, kind, ttlMs: ttlOf(g.op), certain: true, endMs: answered(g.op) });
   }
   const maybeReleases: Omit<Call, 'endMs'>[] = [];
@@ -226,9 +265,10 @@ function leaseCalls(
       ttlMs: 0,
     };
     if (op.outcome.type === 'unknown') {
-      if (follows(release)) maybeReleases.push({ ...release, certain: false });
+      // Only ever lets more orders through, so kept whenever its grant is followed at all.
+      if (followed(release)) maybeReleases.push({ ...release, certain: false });
     } else if (op.outcome.response.released === true) {
-      const kind = follows(release) ? 'release' : 'witness';
+      const kind = follows(release, answered(op)) ? 'release' : 'witness';
       calls.push({ ...release, kind, certain: true, endMs: answered(op) });
     }
   }
@@ -259,6 +299,40 @@ function leaseCalls(
   );
   for (const list of byResource.values()) list.sort((a, b) => a.op.invokedMs - b.op.invokedMs || a.op.id - b.op.id);
   return byResource;
+}
+
+/** The TTL a lease call asks for (ms); 0 if none (a Renew that keeps its TTL). */
+const requestTtlOf = (op: Operation) => Number(text(op.request.ttl_ms)) || 0;
+
+/**
+ * Each resource's unshared windows: every unshared period, from its start
+ * until the longest lease of the resource (`ttlOf` of any of its Acquires
+ * and Renews, on the shared clock) has run out after its end, widened by
+ * the clock uncertainty either way. Past that, no lease granted by the
+ * memory that was lost or by the rival can still be valid.
+ */
+function unsharedWindows(
+  operations: readonly Operation[],
+  options: LockOptions,
+  ttlOf: (op: Operation) => number,
+): Map<string, Period[]> {
+  const periods = options.unsharedPeriods ?? [];
+  const windows = new Map<string, Period[]>();
+  if (periods.length === 0) return windows;
+  const longest = new Map<string, number>();
+  for (const op of operations) {
+    if (op.method !== 'Acquire' && op.method !== 'Renew') continue;
+    const resource = text(op.request.resource);
+    longest.set(resource, Math.max(longest.get(resource) ?? 0, ttlOf(op)));
+  }
+  const margin = options.clockUncertaintyMs;
+  for (const [resource, ttlMs] of longest) {
+    windows.set(
+      resource,
+      periods.map((p) => ({ startMs: p.startMs - margin, endMs: p.endMs + ttlMs + margin })),
+    );
+  }
+  return windows;
 }
 
 /**
