@@ -40,6 +40,7 @@ export {
   isolate,
   latencySpike,
   partition,
+  redirect,
   replyLoss,
   requestLoss,
   type Direction,
@@ -80,6 +81,8 @@ export interface NemesisSettings {
   readonly clocks?: Readonly<Record<string, FaketimeClock>>;
   /** The rate `clock-skew` sets: 4 is four times too fast, 0.25 four times too slow. */
   readonly clockRate?: number;
+  /** Links that `split-brain` sends to its rival while it runs (some workers' proxies to the coordinator). */
+  readonly rivalLinks?: readonly LinkTarget[];
 }
 
 /**
@@ -124,7 +127,7 @@ export function nemesisFor(
     case 'crash-wipe':
       return crash(cluster, service(kind, target), { wipeData: true });
     case 'split-brain':
-      return splitBrain(cluster, { name: target });
+      return splitBrain(cluster, { name: target, redirect: settings.rivalLinks ?? [] });
     case 'clock-skew': {
       const clock = settings.clocks?.[target];
       if (!clock) throw new RangeError(`clock-skew: ${target} runs on no fake clock`);

@@ -259,10 +259,57 @@ function streams(direction: Direction): ToxicDirection[] {
   return direction === 'both' ? ['upstream', 'downstream'] : [direction];
 }
 
-/** Enables or disables a proxy, keeping its listen address and upstream (which the update body must carry). */
+/** Enables or disables a proxy, keeping its listen address and upstream. */
 async function setEnabled(link: LinkTarget, enabled: boolean): Promise<void> {
-  const proxy = await link.toxiproxy.get(link.proxy);
-  await proxy.update({ enabled, listen: proxy.listen, upstream: proxy.upstream });
+  await updateProxy(link, (proxy) => ({ ...proxy, enabled }));
+}
+
+/**
+ * Sends a link's connections to another `upstream` (host:port) and resolves
+ * with the upstream it had: the proxy closes its live connections and
+ * listens on the same address again, so callers reconnect to the new
+ * upstream. A disabled proxy stays disabled. Toxiproxy 2.x, like `fencer
+ * toxiproxy`, restarts a proxy whose upstream an update changes, on the same
+ * listen address and with its toxics.
+ */
+export async function redirect(link: LinkTarget, upstream: string): Promise<string> {
+  let previous = '';
+  await updateProxy(link, (proxy) => {
+    previous = proxy.upstream;
+    return { ...proxy, upstream };
+  });
+  return previous;
+}
+
+/** Updates of proxies from this process, chained per proxy (see updateProxy). */
+const updating = new Map<string, Promise<void>>();
+
+/**
+ * Reads a proxy and writes back all of `change(fields)`: listen, upstream
+ * and enabled (the update body of toxiproxy-node-client carries all three).
+ * Updates of one proxy run one at a time, or a partition's read-then-write
+ * could undo a redirect made in between, or bring back an upstream a
+ * redirect had just taken away.
+ */
+function updateProxy(
+  link: LinkTarget,
+  change: (fields: { enabled: boolean; listen: string; upstream: string }) => {
+    enabled: boolean;
+    listen: string;
+    upstream: string;
+  },
+): Promise<void> {
+  const key = `${link.toxiproxy.host}\u0000${link.proxy}`;
+  const update = (updating.get(key) ?? Promise.resolve()).then(async () => {
+    const proxy = await link.toxiproxy.get(link.proxy);
+    await proxy.update(change({ enabled: proxy.enabled, listen: proxy.listen, upstream: proxy.upstream }));
+  });
+  const settled = update.catch(() => undefined);
+  updating.set(key, settled);
+  void settled.then(() => {
+    if (updating.get(key) === settled) updating.delete(key);
+  });
+  return update;
 }
 
 /**

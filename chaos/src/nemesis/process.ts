@@ -15,6 +15,7 @@ import {
   type RestartOptions,
 } from '@fencer/supervisor';
 import { defineNemesis, type Nemesis } from './fault.js';
+import { redirect, type LinkTarget } from './network.js';
 
 /** A process to act on: its pid, and the name its fault records carry. */
 export interface ProcessTarget {
@@ -82,6 +83,12 @@ export interface RivalOptions {
   readonly name?: string;
   /** SIGTERM to SIGKILL when it is stopped; default 5000 ms. */
   readonly stopGraceMs?: number;
+  /**
+   * Links whose callers it takes over while it runs (say, some workers'
+   * own proxies to the coordinator): each is redirected to the rival once it
+   * is up, and back to the upstream it had before the rival stops.
+   */
+  readonly redirect?: readonly LinkTarget[];
 }
 
 const DEFAULT_RIVAL = 'coordinator-2';
@@ -111,8 +118,9 @@ export function startRivalCoordinator(
  * Split brain: a rival coordinator (startRivalCoordinator) runs while the
  * cluster's own does, each granting from its own counter. Leases may then
  * overlap, and only the fence keeps writes safe (L3, S1, S3). `rival` is the
- * running process while the fault is active: send workers to its address.
- * Heal stops it (its data directory stays, so a later episode resumes it).
+ * running process while the fault is active: send workers to its address,
+ * or have options.redirect send them. Heal sends the redirected links back,
+ * then stops it (its data directory stays, so a later episode resumes it).
  */
 export function splitBrain(
   cluster: Pick<Cluster, 'data' | 'coordinator' | 'links' | 'credentials'>,
@@ -122,13 +130,31 @@ export function splitBrain(
   let rival: ReadyChild | undefined;
   const nemesis = defineNemesis('split-brain', { process: name }, async () => {
     const child = await startRivalCoordinator(cluster, name);
+    const redirected: { link: LinkTarget; upstream: string }[] = [];
+    const sendBack = async () => {
+      await Promise.all(redirected.map(({ link, upstream }) => redirect(link, upstream)));
+    };
+    const stop = async () => {
+      const { code, signal } = await stopChild(child, options.stopGraceMs ?? 5_000);
+      rival = undefined;
+      return `stopped (code ${code}, signal ${signal})`;
+    };
+    try {
+      for (const link of options.redirect ?? []) {
+        redirected.push({ link, upstream: await redirect(link, child.ready.address) });
+      }
+    } catch (error) {
+      // Half a split brain is not what was asked for: take back what was done.
+      await Promise.allSettled([sendBack().finally(stop)]);
+      throw error;
+    }
     rival = child;
+    const sent = redirected.length > 0 ? `; ${redirected.map(({ link }) => link.proxy).join(', ')} sent to it` : '';
     return {
-      detail: `rival coordinator pid ${child.child.pid} on ${child.ready.address}`,
+      detail: `rival coordinator pid ${child.child.pid} on ${child.ready.address}${sent}`,
       undo: async () => {
-        const { code, signal } = await stopChild(child, options.stopGraceMs ?? 5_000);
-        rival = undefined;
-        return `stopped (code ${code}, signal ${signal})`;
+        await sendBack();
+        return `${redirected.length > 0 ? 'links sent back; ' : ''}${await stop()}`;
       },
     };
   });

@@ -24,7 +24,8 @@ import {
   writeOutcome,
   type SinkCalls,
 } from '@fencer/testkit';
-import { crash, pause, serviceProcess, splitBrain, type Nemesis } from '../../src/index.js';
+import { Toxiproxy } from 'toxiproxy-node-client';
+import { crash, partition, pause, serviceProcess, splitBrain, type Nemesis } from '../../src/index.js';
 
 const CHANNEL: grpc.ClientOptions = {
   'grpc.initial_reconnect_backoff_ms': 100,
@@ -262,6 +263,41 @@ describe('process nemeses', () => {
     expect(refused(await coordinatorAs('worker-b', rival.ready.address).describe(resource)).code).toBe(
       CODE.UNAVAILABLE,
     );
+  });
+
+  it('split brain with redirect: callers of a redirected link reach the rival while it runs, then their own again', async () => {
+    const resource = 'redirected';
+    const held = ok(await coordinatorAs('worker-a').acquire(acquire('worker-a', resource))).lease!;
+    // A worker's own proxy to the coordinator, as a scenario makes one.
+    const toxiproxy = new Toxiproxy(cluster.toxiproxy.url);
+    const own = cluster.coordinator.ready.address;
+    const name = 'process_test_worker_b_to_coordinator';
+    const created = await toxiproxy.populate([{ name, listen: '127.0.0.1:0', upstream: own, enabled: true }]);
+    const viaProxy = created[name]!.listen;
+    const link = { toxiproxy, proxy: name };
+    const holderVia = async () => ok(await coordinatorAs('worker-b', viaProxy).describe(resource)).lease?.owner_id;
+    expect(await holderVia()).toBe('worker-a');
+
+    const nemesis = tracked(splitBrain(cluster, { name: 'coordinator-3', redirect: [link] }));
+    await nemesis.start();
+    const rival = nemesis.rival!;
+    expect((await toxiproxy.get(name)).upstream).toBe(rival.ready.address);
+    // The rival knows nothing of worker-a's lease: it grants worker-b, through the same proxy address.
+    expect(await holderVia()).toBeUndefined();
+    const rivalGrant = ok(await coordinatorAs('worker-b', viaProxy).acquire(acquire('worker-b', resource))).lease!;
+    expect(BigInt(rivalGrant.token)).toBeGreaterThan(BigInt(held.token));
+    expect(await holderVia()).toBe('worker-b');
+
+    // A partition of the link while the rival runs: the heal sends it back and leaves it partitioned.
+    const cut = tracked(partition(link));
+    await cut.start();
+    const record = await nemesis.heal();
+    expect(record?.detail).toMatch(/process_test_worker_b_to_coordinator sent to it; links sent back; stopped/);
+    expect(await toxiproxy.get(name)).toMatchObject({ upstream: own, enabled: false });
+    await cut.heal();
+    expect(await toxiproxy.get(name)).toMatchObject({ upstream: own, enabled: true });
+    expect(await holderVia()).toBe('worker-a');
+    await (await toxiproxy.get(name)).remove();
   });
 
   it('Cluster.restart stops a running service cleanly first, and brings it back on its address', async () => {
