@@ -49,6 +49,21 @@ describe('schedule', () => {
     }
   });
 
+  it.each([1, 2, 3])('seed %i: deals every kind once before any comes again', (seed) => {
+    const faults = schedule({ ...base, seed, durationMs: 600_000 });
+    for (let deal = 0; deal + NEMESIS_KINDS.length <= faults.length; deal += NEMESIS_KINDS.length) {
+      const kinds = faults.slice(deal, deal + NEMESIS_KINDS.length).map((fault) => fault.kind);
+      expect(new Set(kinds).size, `deal at fault ${deal}`).toBe(NEMESIS_KINDS.length);
+    }
+  });
+
+  it('has every kind in a two-minute plan like the soak’s, whatever the seed', () => {
+    for (let seed = 0; seed < 200; seed++) {
+      const faults = schedule({ ...base, seed, durationMs: 120_000, faultMs: [300, 2_500], maxConcurrent: 2 });
+      expect(new Set(faults.map((fault) => fault.kind)).size, `seed ${seed}`).toBe(NEMESIS_KINDS.length);
+    }
+  });
+
   it('takes targets from the options: workers to pause by name', () => {
     const faults = schedule({ ...base, kinds: ['pause'], targets: { pause: ['worker-a', 'worker-b'] } });
     expect(new Set(faults.map((fault) => fault.target))).toEqual(new Set(['worker-a', 'worker-b']));

@@ -69,21 +69,37 @@ export function schedule(options: ScheduleOptions): ScheduledFault[] {
 
   // One lane per concurrent fault, each a quiet gap, a fault, a gap...; a
   // fault whose every target is busy in an earlier lane leaves its lane quiet.
+  // Kinds are dealt like cards, every kind once in a random order before any
+  // comes again (a kind whose targets were all busy goes back in the deal),
+  // so a run long enough for a few faults of each kind has every kind.
   const random = prng(options.seed);
   const faults: ScheduledFault[] = [];
+  let deal: NemesisKind[] = [];
   for (let lane = 0; lane < maxConcurrent; lane += 1) {
     for (let atMs = random.int(gapMs[0], gapMs[1]); ; atMs += random.int(gapMs[0], gapMs[1])) {
-      const kind = random.pick(options.kinds);
+      if (deal.length === 0) deal = shuffled(options.kinds, random.int);
+      const kind = deal.pop()!;
       const durationMs = random.int(faultMs[0], faultMs[1]);
       if (atMs + durationMs > options.durationMs) break;
       const busy = faults.filter((fault) => fault.atMs < atMs + durationMs && atMs < fault.atMs + fault.durationMs);
       const free = targetsOf(kind).filter((target) => !busy.some((fault) => fault.target === target));
       if (free.length > 0) faults.push({ atMs, durationMs, kind, target: random.pick(free) });
+      else deal.unshift(kind);
       atMs += durationMs;
     }
   }
   // A stable sort: faults that start together stay in lane order.
   return faults.sort((a, b) => a.atMs - b.atMs);
+}
+
+/** A copy of `items` in a random order (Fisher–Yates), drawn with `int`. */
+function shuffled<T>(items: readonly T[], int: (min: number, max: number) => number): T[] {
+  const copy = [...items];
+  for (let i = copy.length - 1; i > 0; i -= 1) {
+    const j = int(0, i);
+    [copy[i], copy[j]] = [copy[j]!, copy[i]!];
+  }
+  return copy;
 }
 
 function check(condition: boolean, message: string): void {
