@@ -155,6 +155,11 @@ export class Scenario {
     return this.#operations;
   }
 
+  /** The periods of the faults healed so far. */
+  get faults(): readonly FaultPeriod[] {
+    return this.#faults;
+  }
+
   /**
    * How far the shared-clock readings of this process and of the workers
    * started so far may disagree (ms): measured at each worker's start by
