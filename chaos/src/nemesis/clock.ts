@@ -116,9 +116,10 @@ export function libfaketime(): string {
  * The clock of a process started with `env` in its environment: libfaketime
  * preloaded, reading its spec from `file` at every clock reading. It starts
  * at the real rate and time; setRate changes the rate with the process's
- * clocks continuous and monotonic. One process per clock: a process started
- * later on the same file (a restart) starts from the spec in force, which
- * the model does not follow. close() once the process has exited.
+ * clocks continuous and monotonic. One process at a time per clock: one
+ * started later on the same file (a restart) starts from the spec in force,
+ * which the model follows only if restarting() rewrote it just before.
+ * close() once the last process has exited.
  */
 export class FaketimeClock {
   readonly file: string;
@@ -227,22 +228,48 @@ export class FaketimeClock {
    * the most it can have overestimated one reading. The clock between two
    * readings advances no more than the model does between them, plus what
    * the model overestimated the first. {maxRate: 1, aheadMs: 0} while the
-   * rate was never changed.
+   * rate was never changed. With `windowMs`, the bound holds for stretches
+   * of at most that long only, and counts the steps of the model that one
+   * such stretch can span rather than all of them: what a check needs that
+   * compares the clock over spans no longer than a TTL, in a long run with
+   * many rewrites.
    */
-  bound(): ClockRateBound {
+  bound(windowMs = Infinity): ClockRateBound {
     const nowMs = sharedNowMs();
     const changes = this.#segments.slice(1);
     if (changes.length === 0) return { maxRate: 1, aheadMs: 0 };
     // Under the first spec the model is ahead by the millisecond Date.now() dropped.
-    let [steps, most, before] = [0, 1, 1];
+    let [most, before] = [1, 1];
     for (const s of changes) {
       // A reading of this spec: read late (a rewrite not seen read yet counts until now), or after a wait for the lock.
       const reading = ((s.readByMs ?? nowMs) - s.fromMs + LOCK_WAIT_MS) * s.rate;
       // A reading of the previous spec during the rewrite, where the model already follows this one.
       const during = s.stepMs + (s.doneMs - s.fromMs) * s.rate + before;
-      [steps, most, before] = [steps + s.stepMs, Math.max(most, reading, during), reading];
+      [most, before] = [Math.max(most, reading, during), reading];
     }
+    // The most the steps within one window add up to; a window holding the most starts at a step.
+    const steps = Math.max(
+      ...changes.map((first) =>
+        changes
+          .filter((s) => s.fromMs >= first.fromMs && s.fromMs <= first.fromMs + windowMs)
+          .reduce((sum, s) => sum + Math.max(0, s.stepMs), 0),
+      ),
+    );
     return { maxRate: Math.max(...this.#segments.map((s) => s.rate)), aheadMs: steps + most };
+  }
+
+  /**
+   * Call before a process starts on this clock in place of one that exited
+   * (a crash's restart): it rewrites the spec at the rate in force from the
+   * model's value, as setRate does, so the new process's clock starts where
+   * the model has the clock and the model follows it from its first reading
+   * (bound() counts how late that came). Without it the new process would
+   * start from the last spec's value, behind the model by the time since that
+   * rewrite times its rate, and jump ahead by as much at the next rewrite.
+   * Throws as setRate does.
+   */
+  restarting(): void {
+    this.setRate(this.rate);
   }
 
   /** Stops watching for the process's reads and removes the file: only once the process has exited, or it falls back to the real time. */

@@ -123,9 +123,9 @@ export function nemesisFor(
       return pause({ pid, name: target });
     }
     case 'crash':
-      return crash(cluster, service(kind, target));
+      return crash(cluster, service(kind, target), clockOf(target, settings));
     case 'crash-wipe':
-      return crash(cluster, service(kind, target), { wipeData: true });
+      return crash(cluster, service(kind, target), { wipeData: true, ...clockOf(target, settings) });
     case 'split-brain':
       return splitBrain(cluster, { name: target, redirect: settings.rivalLinks ?? [] });
     case 'clock-skew': {
@@ -150,6 +150,12 @@ function linkNamed(cluster: Cluster, proxy: string, settings: NemesisSettings): 
   const link = (Object.keys(LINK_PROXY_NAMES) as ClusterLink[]).find((name) => LINK_PROXY_NAMES[name] === proxy);
   if (!link) throw new RangeError(`no cluster link has the proxy ${proxy}`);
   return clusterLink(cluster, link);
+}
+
+/** The fake clock `target` runs on, as crash's option: a service restarted on it comes back where its model is. */
+function clockOf(target: string, settings: NemesisSettings): { clock?: FaketimeClock } {
+  const clock = settings.clocks?.[target];
+  return clock ? { clock } : {};
 }
 
 /** `target` as a service that can crash. */

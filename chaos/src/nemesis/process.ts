@@ -14,6 +14,7 @@ import {
   type RestartableService,
   type RestartOptions,
 } from '@fencer/supervisor';
+import type { FaketimeClock } from './clock.js';
 import { defineNemesis, type Nemesis } from './fault.js';
 import { redirect, type LinkTarget } from './network.js';
 
@@ -57,20 +58,24 @@ export function pause(target: ProcessTarget): Nemesis {
  * Crash: SIGKILL the service, so whatever it had not synced is lost and its
  * links refuse connections; heal restarts it on the same address with the
  * same flags. With `wipeData` its data directory is deleted before the
- * restart (a lost disk: for the coordinator, L6 must still hold).
+ * restart (a lost disk: for the coordinator, L6 must still hold). A service
+ * that runs on a fake `clock` (started with its env) comes back on it, where
+ * the clock's model has it (FaketimeClock.restarting).
  */
 export function crash(
   cluster: Pick<Cluster, RestartableService | 'kill' | 'restart'>,
   service: RestartableService,
-  options: RestartOptions = {},
+  options: RestartOptions & { readonly clock?: FaketimeClock } = {},
 ): Nemesis {
+  const { clock, ...restart } = options;
   return defineNemesis(options.wipeData ? 'crash-wipe' : 'crash', { process: service }, async () => {
     const { pid } = cluster[service].child;
     await cluster.kill(service);
     return {
       detail: `SIGKILL pid ${pid}`,
       undo: async () => {
-        const next = await cluster.restart(service, options);
+        clock?.restarting();
+        const next = await cluster.restart(service, restart);
         return `restarted as pid ${next.child.pid} on ${next.ready.address}, data ${options.wipeData ? 'wiped' : 'kept'}`;
       },
     };

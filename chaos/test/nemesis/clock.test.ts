@@ -60,9 +60,9 @@ afterEach(async () => {
   }
 });
 
-/** A probe on a clock of its own, and a way to ask it. */
-async function probeOnClock(name: string) {
-  const clock = FaketimeClock.create(name);
+/** A probe on a clock of its own (or on `existing`, as a restart), and a way to ask it. */
+async function probeOnClock(name: string, existing?: FaketimeClock) {
+  const clock = existing ?? FaketimeClock.create(name);
   const started: (typeof running)[number] = { clock };
   running.push(started);
   const lines: string[] = [];
@@ -97,6 +97,38 @@ describe('the clock nemesis', { timeout: 60_000 }, () => {
     expect(answers.at(-1)!.backs).toBe(0);
     for (const answer of answers) expect(clock.earliestSharedMs(answer.fakeMs)).toBeLessThanOrEqual(answer.receivedMs);
     expect(clock.bound().maxRate).toBe(4);
+    // Over stretches of at most 200 ms the bound counts only the steps one such stretch spans, and still holds.
+    const windowMs = 200;
+    const { maxRate, aheadMs } = clock.bound(windowMs);
+    expect(aheadMs).toBeLessThan(clock.bound().aheadMs);
+    for (const [i, earlier] of answers.entries()) {
+      for (const later of answers.slice(i + 1).filter((a) => a.receivedMs - earlier.sentMs <= windowMs)) {
+        expect(later.fakeMs - earlier.fakeMs).toBeLessThanOrEqual(
+          maxRate * (later.receivedMs - earlier.sentMs) + aheadMs,
+        );
+      }
+    }
+  });
+
+  it('a process restarted on the clock starts where the model is, so the next rewrite does not jump it ahead', async () => {
+    const first = await probeOnClock('probe-restart');
+    const { clock } = first;
+    clock.setRate(4);
+    await first.ask('now');
+    await stopChild(running[0]!.probe!, 2_000);
+    // A second of real time since the rewrite: four of the clock's, which a restart on the old spec would lose.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    clock.restarting();
+    const { ask } = await probeOnClock('probe-restart', clock);
+    const before = await ask('now');
+    expect(clock.earliestSharedMs(before.fakeMs)).toBeLessThanOrEqual(before.receivedMs);
+    clock.setRate(1);
+    const after = await ask('now');
+    expect(clock.earliestSharedMs(after.fakeMs)).toBeLessThanOrEqual(after.receivedMs);
+    const { maxRate, aheadMs } = clock.bound();
+    expect(after.fakeMs - before.fakeMs).toBeLessThanOrEqual(maxRate * (after.receivedMs - before.sentMs) + aheadMs);
+    expect(aheadMs).toBeLessThan(2_000);
+    expect(after.backs).toBe(0);
   });
 
   it('runs timers at the rate: slow ones late, fast ones far ahead of the shared clock', async () => {
