@@ -25,6 +25,15 @@ export {
   type RestartOptions,
   type ChildExit,
 } from './cluster.js';
+export {
+  replicaName,
+  replicaProxyNames,
+  replicaListen,
+  replicaStoreArgs,
+  type ReplicaName,
+  type ReplicaLinks,
+  type EtcdMemberName,
+} from './replicas.js';
 export { healthStatus, healthCommand } from './health.js';
 export {
   ensureCredentials,
