@@ -10,6 +10,7 @@ import * as grpc from '@grpc/grpc-js';
 import { Etcd3 } from 'etcd3';
 import { Level } from 'level';
 import { CoordinatorConnection, SinkConnection, type WriteFields, type WriteReceipt } from '@fencer/client';
+import { etcdHosts } from '@fencer/supervisor';
 import { EchoClient } from './echo.js';
 import { BENCH_WORKER, type Targets } from './targets.js';
 
@@ -335,7 +336,10 @@ const fdatasync: BenchCase = {
 function etcdClient(targets: Targets): { client: Etcd3; server: MeasuredProcess } {
   const etcd = targets.etcd;
   if (!etcd) throw new Error('etcd is not running');
-  return { client: new Etcd3({ hosts: etcd.endpoint }), server: { name: 'etcd', pid: etcd.pid } };
+  return {
+    client: new Etcd3({ hosts: etcdHosts(etcd.endpoints) }),
+    server: { name: 'etcd', pid: etcd.members[0]!.pid },
+  };
 }
 
 /**

@@ -100,7 +100,7 @@ export async function runBench(config: BenchConfig, progress: Progress, signal: 
         sink: targets.sink.child.pid!,
         coordinator: targets.coordinator.child.pid!,
         echo: targets.echo.child.pid!,
-        ...(targets.etcd ? { etcd: targets.etcd.pid } : {}),
+        ...(targets.etcd ? { etcd: targets.etcd.members[0]!.pid } : {}),
       },
       etcd: targets.etcd ? { version: targets.etcd.version } : { skipped: targets.etcdNote! },
       cases: cases.map(({ id, title, kind }) => ({ id, title, kind })),

@@ -11,12 +11,14 @@ import {
   coordinatorArgs,
   credentialToken,
   ensureCredentials,
+  findEtcd,
   spawnLogged,
+  startEtcdCluster,
   spawnReady,
   stopChild,
+  type EtcdCluster,
   type ReadyChild,
 } from '@fencer/supervisor';
-import { findEtcd, startEtcd, type EtcdProcess } from './etcd.js';
 
 /** The worker identity every bench call runs as (A3: owner_id equals it). */
 export const BENCH_WORKER = 'worker-a';
@@ -34,8 +36,8 @@ export interface Targets {
   /** The bearer token of BENCH_WORKER. */
   readonly workerToken: string;
   readonly echo: ReadyChild;
-  /** Null when etcd is not installed; `etcdNote` then says so. */
-  readonly etcd: EtcdProcess | null;
+  /** A one-member etcd; null when etcd is not installed (`etcdNote` then says so). */
+  readonly etcd: EtcdCluster | null;
   readonly etcdNote?: string;
   /** A directory of the run's own for in-process raw limits. */
   readonly scratch: string;
@@ -108,10 +110,9 @@ export async function startTargets(data: string, signal: AbortSignal): Promise<S
     const echo = await child(() =>
       spawnReady(fileURLToPath(new URL('./echo-server.js', import.meta.url)), [], { signal }),
     );
-    const etcdBinary = findEtcd();
-    let etcd: EtcdProcess | null = null;
-    if (etcdBinary) {
-      etcd = await startEtcd(etcdBinary, join(data, 'etcd'), join(logs, 'etcd.log'));
+    let etcd: EtcdCluster | null = null;
+    if (findEtcd()) {
+      etcd = await startEtcdCluster({ members: 1, dataDir: join(data, 'etcd'), logDir: logs });
       const running = etcd;
       started.push(() => running.stop(STOP_GRACE_MS));
       signal.throwIfAborted();

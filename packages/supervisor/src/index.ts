@@ -48,3 +48,11 @@ export {
   type WorkerProcessOptions,
   type StampedWorkerEvent,
 } from './worker-process.js';
+export {
+  findEtcd,
+  startEtcdCluster,
+  etcdHosts,
+  type EtcdCluster,
+  type EtcdClusterOptions,
+  type EtcdMember,
+} from './etcd.js';

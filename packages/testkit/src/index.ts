@@ -12,3 +12,4 @@ export * from './certificates.js';
 export * from './raw-grpc.js';
 export * from './tmpfs.js';
 export * from './raw-http2.js';
+export * from './etcd.js';
