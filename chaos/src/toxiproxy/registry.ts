@@ -78,6 +78,8 @@ export class ProxyRegistry {
     try {
       const listen = fields.listen ?? proxy.listen;
       const upstream = fields.upstream ?? proxy.upstream;
+      // Missing fields are the proxy's as it was: a changed address alone restarts it, enabled as before.
+      const enabled = fields.enabled ?? proxy.enabled;
       // §4 update: listen is compared after resolution, so `localhost:P` equals `127.0.0.1:P`.
       const resolved = formatTcpAddress(await resolveTcpAddress(listen));
       if (resolved !== proxy.listen || upstream !== proxy.upstream) {
@@ -85,7 +87,6 @@ export class ProxyRegistry {
         proxy.listen = listen;
         proxy.upstream = upstream;
       }
-      const enabled = fields.enabled ?? proxy.enabled;
       if (enabled && !proxy.enabled) await proxy.start();
       if (!enabled && proxy.enabled) await proxy.stop();
     } catch (error) {

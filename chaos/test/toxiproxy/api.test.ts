@@ -10,6 +10,7 @@ import {
   recordingClient,
   splitAddress,
   startHarness,
+  tcpServer,
   type Harness,
   type TestServer,
 } from './helpers.js';
@@ -115,6 +116,24 @@ describe('proxies through toxiproxy-node-client', () => {
     expect(same.listen).toBe(proxy.listen);
     const moved = await proxy.update({ listen: '127.0.0.1:0' } as never);
     expect(moved.listen).not.toBe(proxy.listen);
+    expect(moved.enabled).toBe(true);
+  });
+
+  it('a new upstream alone restarts the proxy on its port, still enabled, and new connections reach it', async () => {
+    const other = await tcpServer((socket) => socket.end('other'));
+    try {
+      const proxy = await proxyTo(harness.client, 'repointed', echo.address);
+      const before = await recordingClient(proxy.listen);
+      const repointed = await proxy.update({ upstream: other.address } as never);
+      expect(repointed).toMatchObject({ listen: proxy.listen, upstream: other.address, enabled: true });
+      // The restart closed the live connection; a new one reaches the new upstream.
+      expect(await before.ended).toEqual({ kind: 'end' });
+      const after = await recordingClient(proxy.listen);
+      await after.waitForBytes(5);
+      expect(after.received().toString()).toBe('other');
+    } finally {
+      await other.close();
+    }
   });
 
   it('populates: creates, keeps an identical entry untouched, replaces a changed one', async () => {
