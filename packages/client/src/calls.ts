@@ -14,6 +14,8 @@ export type CallMethod = 'Acquire' | 'Renew' | 'Release' | 'Describe' | 'Write' 
 export interface SentCall {
   readonly method: CallMethod;
   readonly request: object;
+  /** HOST:PORT the call went to: which replica, for a coordinator over several (H7). */
+  readonly address?: string;
   readonly streamed?: true;
 }
 

@@ -2,6 +2,8 @@
 // every call (A2), TLS when asked for, a deadline on every call, errors
 // typed once (toFencerError), tokens as bigint, and an optional observer
 // that sees every call go out and come back (what the chaos suite records).
+// A coordinator connection may name several replicas (H7): LeaderRouter
+// picks which one each call goes to.
 import * as grpc from '@grpc/grpc-js';
 import {
   bearer,
@@ -29,6 +31,7 @@ import {
 } from '@fencer/proto';
 import type { CallMethod, CallObserver, WriteReceipt } from './calls.js';
 import { toFencerError } from './errors.js';
+import { LeaderRouter } from './replicas.js';
 import { SinkWriteStream, type WriteFields } from './write-stream.js';
 
 /** TLS for a connection: the CA that signed the server's certificate, and a client certificate when the server asks for one. */
@@ -71,22 +74,48 @@ type Method<Req, Res> = (
   callback: (error: grpc.ServiceError | null, response?: Res) => void,
 ) => grpc.ClientUnaryCall;
 
-/** What both connections share: the channel, the token, the deadline, the observer. */
-abstract class Connection<Client extends grpc.Client> {
-  readonly address: string;
-  protected readonly client: Client;
-  readonly #options: ConnectionOptions;
+type ClientClass<Client> = new (
+  address: string,
+  credentials: grpc.ChannelCredentials,
+  options: grpc.ChannelOptions,
+) => Client;
 
-  protected constructor(
-    Client: new (address: string, credentials: grpc.ChannelCredentials, options: grpc.ChannelOptions) => Client,
-    options: ConnectionOptions,
-  ) {
-    this.address = options.address;
+/** What both connections share: the channels, the token, the deadline, the observer. */
+abstract class Connection<Client extends grpc.Client> {
+  readonly #Client: ClientClass<Client>;
+  readonly #address: string;
+  readonly #options: Omit<ConnectionOptions, 'address'>;
+  /** One channel per address, opened on its first call and kept until close(). */
+  readonly #clients = new Map<string, Client>();
+
+  protected constructor(Client: ClientClass<Client>, address: string, options: Omit<ConnectionOptions, 'address'>) {
+    this.#Client = Client;
+    this.#address = address;
     this.#options = options;
-    this.client = new Client(options.address, channelCredentials(options.tls), {
-      ...DEFAULT_CHANNEL_OPTIONS,
-      ...options.channelOptions,
-    });
+    this.clientAt(address);
+  }
+
+  /** HOST:PORT that calls go to now (for a coordinator over several replicas: the one believed to lead). */
+  get address(): string {
+    return this.#address;
+  }
+
+  /** The channel to `address`, opened now if it is the first call there. */
+  protected clientAt(address: string): Client {
+    let client = this.#clients.get(address);
+    if (client === undefined) {
+      client = new this.#Client(address, channelCredentials(this.#options.tls), {
+        ...DEFAULT_CHANNEL_OPTIONS,
+        ...this.#options.channelOptions,
+      });
+      this.#clients.set(address, client);
+    }
+    return client;
+  }
+
+  /** The channel to `address` (the service's one address, for a sink). */
+  protected get client(): Client {
+    return this.clientAt(this.address);
   }
 
   /** The deadline of each call, in ms. */
@@ -104,16 +133,28 @@ abstract class Connection<Client extends grpc.Client> {
   }
 
   /** Sends one call; rejects with a FencerError, never a raw grpc-js error. */
-  protected async call<Req extends object, Res extends object>(
+  protected call<Req extends object, Res extends object>(
     name: CallMethod,
-    method: Method<Req, Res>,
+    method: (client: Client) => Method<Req, Res>,
+    request: Req,
+    options: CallOptions,
+  ): Promise<Res> {
+    return this.send(this.address, name, method, request, options);
+  }
+
+  /** Sends one call to `address`, bounded by the connection's deadline and the caller's. */
+  protected async send<Req extends object, Res extends object>(
+    address: string,
+    name: CallMethod,
+    method: (client: Client) => Method<Req, Res>,
     request: Req,
     options: CallOptions,
   ): Promise<Res> {
     const timeoutMs = Math.min(options.timeoutMs ?? Infinity, this.callTimeoutMs);
-    const settled = this.observer?.({ method: name, request });
+    const settled = this.observer?.({ method: name, request, address });
     try {
-      const response = await unaryCall(this.client, method, request, {
+      const client = this.clientAt(address);
+      const response = await unaryCall(client, method(client), request, {
         metadata: this.metadata(),
         timeoutMs: Math.max(0, timeoutMs),
         ...(options.signal ? { signal: options.signal } : {}),
@@ -127,9 +168,9 @@ abstract class Connection<Client extends grpc.Client> {
     }
   }
 
-  /** Closes the channel; calls in flight fail CANCELLED. */
+  /** Closes every channel; calls in flight fail CANCELLED. */
   close(): void {
-    this.client.close();
+    for (const client of this.#clients.values()) client.close();
   }
 }
 
@@ -151,10 +192,48 @@ export interface LeaseIdentity {
   readonly incarnation: bigint;
 }
 
-/** The Coordinator's four RPCs, typed. */
+/**
+ * Where a coordinator connection goes: one `address`, or the addresses of
+ * all its replicas (`coordinators`, H7), in the order to try them.
+ */
+export type CoordinatorConnectionOptions = Omit<ConnectionOptions, 'address'> &
+  (
+    | { readonly address: string; readonly coordinators?: undefined }
+    | { readonly coordinators: readonly string[]; readonly address?: undefined }
+  );
+
+/** The Coordinator's four RPCs, typed, sent to the replica that leads (H7: see LeaderRouter). */
 export class CoordinatorConnection extends Connection<CoordinatorClient> {
-  constructor(options: ConnectionOptions) {
-    super(fencing.Coordinator, options);
+  readonly #router: LeaderRouter;
+
+  /** Throws RangeError for an empty list of coordinators or an address listed twice. */
+  constructor(options: CoordinatorConnectionOptions) {
+    const router = new LeaderRouter(options.coordinators ?? [options.address]);
+    super(fencing.Coordinator, router.leader, options);
+    this.#router = router;
+  }
+
+  /** The configured replicas, in order. */
+  get coordinators(): readonly string[] {
+    return this.#router.coordinators;
+  }
+
+  /** The replica the next call goes to first: the last one that answered, or that a NOT_LEADER named. */
+  override get address(): string {
+    return this.#router.leader;
+  }
+
+  protected override call<Req extends object, Res extends object>(
+    name: CallMethod,
+    method: (client: CoordinatorClient) => Method<Req, Res>,
+    request: Req,
+    options: CallOptions,
+  ): Promise<Res> {
+    // The same request to every replica asked: an Acquire keeps its request id (R4).
+    return this.#router.call(
+      (address, leftMs) => this.send(address, name, method, request, { ...options, timeoutMs: leftMs }),
+      options,
+    );
   }
 
   /** Acquire (L2, L3, R1): the grant and whether it is a replay of this request id's. */
@@ -164,7 +243,7 @@ export class CoordinatorConnection extends Connection<CoordinatorClient> {
   ): Promise<{ lease: LeaseGrant; replayed: boolean }> {
     const response = await this.call<AcquireRequest, AcquireResponse__Output>(
       'Acquire',
-      this.client.Acquire,
+      (client) => client.Acquire,
       {
         request_id: request.requestId,
         resource: request.resource,
@@ -184,7 +263,7 @@ export class CoordinatorConnection extends Connection<CoordinatorClient> {
   ): Promise<LeaseGrant> {
     const response = await this.call<RenewRequest, RenewResponse__Output>(
       'Renew',
-      this.client.Renew,
+      (client) => client.Renew,
       {
         resource: request.resource,
         owner_id: request.ownerId,
@@ -201,7 +280,7 @@ export class CoordinatorConnection extends Connection<CoordinatorClient> {
   async release(request: LeaseIdentity & { readonly token: bigint }, options: CallOptions = {}): Promise<boolean> {
     const response = await this.call<ReleaseRequest, ReleaseResponse__Output>(
       'Release',
-      this.client.Release,
+      (client) => client.Release,
       {
         resource: request.resource,
         owner_id: request.ownerId,
@@ -217,7 +296,7 @@ export class CoordinatorConnection extends Connection<CoordinatorClient> {
   async describe(resource: string, options: CallOptions = {}): Promise<{ lease?: LeaseGrant; lastToken: bigint }> {
     const response = await this.call<DescribeRequest, DescribeResponse__Output>(
       'Describe',
-      this.client.Describe,
+      (client) => client.Describe,
       { resource },
       options,
     );
@@ -231,14 +310,14 @@ export class SinkConnection extends Connection<SinkClient> {
   #writeStream: SinkWriteStream | undefined;
 
   constructor(options: ConnectionOptions) {
-    super(fencing.Sink, options);
+    super(fencing.Sink, options.address, options);
   }
 
   /** Write (F1–F3). Prefer FencedWriter, which sends the lease's token and retries safely. */
   async write(request: WriteFields, options: CallOptions = {}): Promise<WriteReceipt> {
     const response = await this.call<WriteRequest, WriteResponse__Output>(
       'Write',
-      this.client.Write,
+      (client) => client.Write,
       {
         resource: request.resource,
         token: request.token.toString(),
@@ -278,7 +357,7 @@ export class SinkConnection extends Connection<SinkClient> {
   ): Promise<{ payload: Buffer; token: bigint }> {
     const response = await this.call<ReadRequest, ReadResponse__Output>(
       'Read',
-      this.client.Read,
+      (client) => client.Read,
       { resource, result_id: resultId },
       options,
     );
@@ -289,7 +368,7 @@ export class SinkConnection extends Connection<SinkClient> {
   async getFence(resource: string, options: CallOptions = {}): Promise<bigint> {
     const response = await this.call<GetFenceRequest, GetFenceResponse__Output>(
       'GetFence',
-      this.client.GetFence,
+      (client) => client.GetFence,
       { resource },
       options,
     );

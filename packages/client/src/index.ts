@@ -5,6 +5,7 @@ export * from './errors.js';
 export * from './retry.js';
 export * from './calls.js';
 export * from './connection.js';
+export * from './replicas.js';
 export * from './write-stream.js';
 export * from './lease-keeper.js';
 export * from './fenced-writer.js';

@@ -12,4 +12,5 @@ export * from './certificates.js';
 export * from './raw-grpc.js';
 export * from './tmpfs.js';
 export * from './raw-http2.js';
+export * from './scripted-coordinator.js';
 export * from './etcd.js';
