@@ -5,5 +5,5 @@ export { KeyedLock } from './keyed-lock.js';
 export { type Reason, REASON_CODES } from './reasons.js';
 export { unreachable, settleAll } from './outcomes.js';
 export { prng } from './prng.js';
-export { StoreFailedError } from './storage.js';
+export { StoreFailedError, NotLeaderError } from './storage.js';
 export { UINT64_MAX } from './uint64.js';

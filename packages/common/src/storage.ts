@@ -13,3 +13,13 @@ export class StoreFailedError extends Error {
     super(message, options);
   }
 }
+
+/**
+ * H3: a store write guarded by this replica's leadership found its election
+ * key gone or won again by someone else, so nothing was written. It is the
+ * `cause` of the StoreFailedError the store then fails with: a deposed
+ * replica, told apart from a broken store.
+ */
+export class NotLeaderError extends Error {
+  override name = 'NotLeaderError';
+}
