@@ -127,7 +127,8 @@ export function nemesisFor(
     case 'crash-wipe':
       return crash(cluster, service(kind, target), { wipeData: true, ...clockOf(target, settings) });
     case 'split-brain':
-      return splitBrain(cluster, { name: target, redirect: settings.rivalLinks ?? [] });
+      // Fresh each time: a rival resuming its data would refuse (L7) for most of a short fault.
+      return splitBrain(cluster, { name: target, fresh: true, redirect: settings.rivalLinks ?? [] });
     case 'clock-skew': {
       const clock = settings.clocks?.[target];
       if (!clock) throw new RangeError(`clock-skew: ${target} runs on no fake clock`);

@@ -3,6 +3,7 @@
 // kept or lost, and a rival coordinator granting on the same sink (a split
 // brain). What PROTOCOL.md says must survive them: S5 across crashes, L6
 // across a lost coordinator disk, S1/S3 against a rival.
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { joinHostPort, splitHostPort } from '@fencer/server-kit';
 import {
@@ -94,6 +95,12 @@ export interface RivalOptions {
    * is up, and back to the upstream it had before the rival stops.
    */
   readonly redirect?: readonly LinkTarget[];
+  /**
+   * Start it with no data, as a coordinator that never granted anything.
+   * Default false: an episode resumes what the one before left, and so
+   * holds every lease it had granted for a TTL (L7) before granting again.
+   */
+  readonly fresh?: boolean;
 }
 
 const DEFAULT_RIVAL = 'coordinator-2';
@@ -134,6 +141,7 @@ export function splitBrain(
   const name = options.name ?? DEFAULT_RIVAL;
   let rival: ReadyChild | undefined;
   const nemesis = defineNemesis('split-brain', { process: name }, async () => {
+    if (options.fresh) rmSync(join(cluster.data, name), { recursive: true, force: true });
     const child = await startRivalCoordinator(cluster, name);
     const redirected: { link: LinkTarget; upstream: string }[] = [];
     const sendBack = async () => {
