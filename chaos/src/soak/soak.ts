@@ -202,7 +202,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
           nemesisFor(s.cluster, fault, { latencyMs: LATENCY_MS, pids, links, linksOf, rivalLinks }),
         );
         faults++;
-        await until(startedAt + fault.atMs + fault.durationMs, options.signal);
+        // In effect for its whole planned length, even if it struck late:
+        // a rival coordinator takes longer to start than many faults last.
+        const injectedAt = performance.now();
+        await until(Math.max(startedAt + fault.atMs, injectedAt) + fault.durationMs, options.signal);
         await heal();
       })();
       previousOn.set(
