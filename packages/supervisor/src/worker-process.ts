@@ -20,15 +20,24 @@ export interface WorkerProcessOptions {
   readonly args?: readonly string[];
   /** Added to its environment, e.g. a fake clock's LD_PRELOAD (see @fencer/chaos). */
   readonly env?: NodeJS.ProcessEnv;
-  /** Each event as it arrives. */
+  /** Each event as it arrives: where a caller sees every event of a long run (the chaos harness records calls here). */
   readonly onEvent?: (event: StampedWorkerEvent) => void;
+  /**
+   * How many of the latest events `events` keeps (default
+   * DEFAULT_KEPT_EVENTS): a worker that runs for an hour prints millions,
+   * and its supervisor must not hold them all.
+   */
+  readonly keptEvents?: number;
 }
+
+/** How many of its latest events a WorkerProcess keeps unless told otherwise: more than any scripted test reads. */
+export const DEFAULT_KEPT_EVENTS = 1_000;
 
 /** A running worker. */
 export interface WorkerProcess {
   readonly owner: string;
   readonly child: ChildProcess;
-  /** Every event so far, in order. */
+  /** The latest events, in order: at most WorkerProcessOptions.keptEvents; older ones are let go. */
   readonly events: readonly StampedWorkerEvent[];
   /** The tail of what the worker wrote to stderr (its errors). */
   stderr(): string;
@@ -37,7 +46,7 @@ export interface WorkerProcess {
   /**
    * Resolves with the first event of the kind (or one of the kinds) not yet returned by next() that matches,
    * and moves past it; rejects if none arrives within `timeoutMs` or the
-   * worker exits first.
+   * worker exits first. An event let go from `events` before anyone waited for it is not seen.
    */
   next<K extends StampedWorkerEvent['event']>(
     event: K | readonly K[],
@@ -54,6 +63,9 @@ export interface WorkerProcess {
 /** Starts `fencer worker` and resolves once it printed its ready line. */
 export async function startWorker(options: WorkerProcessOptions): Promise<WorkerProcess> {
   const events: StampedWorkerEvent[] = [];
+  const kept = options.keptEvents ?? DEFAULT_KEPT_EVENTS;
+  if (!(Number.isInteger(kept) && kept >= 1))
+    throw new RangeError(`keptEvents must be a positive integer, not ${kept}`);
   const waiters = new Set<() => void>();
   let cursor = 0;
   let stderr = '';
@@ -81,6 +93,11 @@ export async function startWorker(options: WorkerProcessOptions): Promise<Worker
           return;
         }
         events.push(event);
+        // A waiter saw every event before this one as it came; the oldest can go.
+        if (events.length > kept) {
+          events.shift();
+          cursor = Math.max(0, cursor - 1);
+        }
         options.onEvent?.(event);
         for (const wake of waiters) wake();
       },
