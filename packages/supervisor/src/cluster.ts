@@ -1,7 +1,9 @@
 // A sink and a coordinator as separate `fencer` processes on one machine,
 // wired together with generated credentials, every link through a named
 // Toxiproxy proxy (its own `fencer toxiproxy`, or a running Toxiproxy): what `fencer cluster` runs,
-// and what the demo and the chaos suite start. This module
+// and what the demo and the chaos suite start. With `replicas`, several
+// coordinator replicas on etcd (H) take the one coordinator's place, each
+// behind proxies of its own, on an etcd the cluster starts or is given. This module
 // starts and stops children; it never exits the process or handles signals
 // (that is the caller's lifecycle).
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
@@ -9,7 +11,18 @@ import { join, resolve } from 'node:path';
 import { ConfigError, joinHostPort, splitHostPort } from '@fencer/server-kit';
 import { Toxiproxy, type Proxy } from 'toxiproxy-node-client';
 import { ensureCredentials, type ClusterCredentials } from './credentials.js';
+import { findEtcd, startEtcdCluster, type EtcdCluster, type EtcdMember } from './etcd.js';
 import { fencerBin } from './fencer-bin.js';
+import { healthStatus } from './health.js';
+import {
+  replicaListen,
+  replicaName,
+  replicaProxyNames,
+  replicaStoreArgs,
+  type EtcdMemberName,
+  type ReplicaLinks,
+  type ReplicaName,
+} from './replicas.js';
 import { spawnReady, stopChild, type ReadyChild } from './spawn.js';
 
 /** The processes of a cluster, in start order (toxiproxy only when the cluster starts its own). */
@@ -17,6 +30,13 @@ export type ClusterService = 'toxiproxy' | 'sink' | 'coordinator';
 
 /** The services a cluster can kill and restart (its Toxiproxy holds every proxy's state, so it stays up). */
 export type RestartableService = Exclude<ClusterService, 'toxiproxy'>;
+
+/**
+ * Everything kill and restart address: a service, a coordinator replica,
+ * or an etcd member the cluster started. With replicas, 'coordinator' is
+ * coordinator-1.
+ */
+export type ClusterTarget = RestartableService | ReplicaName | EtcdMemberName;
 
 /** Options of Cluster.restart. */
 export interface RestartOptions {
@@ -66,11 +86,48 @@ export interface ClusterOptions {
   readonly toxiproxyUrl?: string;
   /** Aborting while children are still starting stops them; startCluster then rejects with the signal's reason. */
   readonly signal?: AbortSignal;
+  /**
+   * Coordinator replicas on etcd (H) instead of one coordinator on LevelDB;
+   * absent: one coordinator, exactly as without it.
+   */
+  readonly replicas?: ReplicaOptions;
+}
+
+/** The replicas of a cluster, and their etcd. */
+export interface ReplicaOptions {
+  /** How many `fencer coordinator --store etcd` processes (coordinator-1...), listening from coordinatorListen up. */
+  readonly count: number;
+  /**
+   * A running etcd's client endpoints (HOST:PORT); absent: the cluster
+   * starts a 3-member etcd on loopback from the `etcd` on PATH.
+   */
+  readonly etcd?: readonly string[];
+}
+
+/** A coordinator replica of a running cluster. */
+export interface Replica {
+  readonly name: ReplicaName;
+  /** Its current process: a new one after each restart, on the same address. */
+  readonly child: ReadyChild;
+  /** Each of its links' proxy names in the Toxiproxy API. */
+  readonly proxyNames: ReplicaLinks;
+  /** HOST:PORT each of its links' proxies listens on; workersToCoordinator is also its --advertise. */
+  readonly links: ReplicaLinks;
+  /** Its log file (its stderr). */
+  readonly log: string;
+}
+
+/** The etcd a cluster's replicas share. */
+export interface ClusterEtcd {
+  /** Client endpoints (HOST:PORT), as given or as the started members listen. */
+  readonly endpoints: readonly string[];
+  /** The members the cluster started (etcd-1...), with their pids; none for a given etcd. */
+  readonly members: readonly EtcdMember[];
 }
 
 /** How a child ended on its own, while the cluster was not stopping. */
 export interface ChildExit {
-  readonly service: ClusterService;
+  readonly service: ClusterService | ReplicaName;
   readonly code: number | null;
   readonly signal: NodeJS.Signals | null;
   readonly log: string;
@@ -82,17 +139,24 @@ export interface Cluster {
   readonly data: string;
   /** The current sink process: a new one after each restart, on the same address. */
   readonly sink: ReadyChild;
-  /** The current coordinator process: a new one after each restart, on the same address. */
+  /** The current coordinator process (coordinator-1 with replicas): a new one after each restart, on the same address. */
   readonly coordinator: ReadyChild;
+  /** The coordinator replicas in start order; empty without the replicas option. */
+  readonly replicas: readonly Replica[];
+  /** The etcd the replicas share; null without replicas. */
+  readonly etcd: ClusterEtcd | null;
   /** The Toxiproxy API every link's proxy lives in, and its process when the cluster started it. */
   readonly toxiproxy: { readonly url: string; readonly child: ReadyChild | null };
-  /** Each link's proxy name in the Toxiproxy API (LINK_PROXY_NAMES, after the proxyPrefix). */
+  /**
+   * Each link's proxy name in the Toxiproxy API (LINK_PROXY_NAMES, after the
+   * proxyPrefix); with replicas, the coordinator's links are coordinator-1's.
+   */
   readonly proxyNames: Readonly<Record<ClusterLink, string>>;
   /** HOST:PORT each link's proxy listens on: workers dial the first two, the coordinator dials the third. */
   readonly links: Readonly<Record<ClusterLink, string>>;
   /** Null when insecure. */
   readonly credentials: ClusterCredentials | null;
-  /** Each process's log file (its stderr). */
+  /** Each process's log file (its stderr); with replicas, the coordinator's is coordinator-1's (each replica has its own). */
   readonly logs: Readonly<Record<ClusterService, string>>;
   /** Resolves when a child exits by itself; never for kill() or restart(), nor once stop() has begun. */
   readonly childExited: Promise<ChildExit>;
@@ -101,17 +165,28 @@ export interface Cluster {
    * if it already had). The exit is expected, so it is not reported on
    * childExited; restart() brings the service back.
    */
-  kill(service: RestartableService): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  kill(target: ClusterTarget): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /**
    * Stops the service if it still runs (SIGTERM, SIGKILL after stopGraceMs),
    * deletes its data directory if asked, and starts it again with the same
    * flags on the address it had, so every proxy in front of it reaches the
    * new process. Resolves with the new child. Rejects with ClusterStartError
    * if it does not start (the service then stays down) or the cluster is
-   * stopping. Kills and restarts run one at a time, in call order.
+   * stopping. Kills and restarts run one at a time, in call order. An etcd
+   * member restarts with its data (wipeData is refused: a member that lost
+   * its disk must be removed from the cluster and added again).
    */
-  restart(service: RestartableService, options?: RestartOptions): Promise<ReadyChild>;
-  /** Stops the coordinator, the sink, then the proxy (or removes its proxies from an external one); `clean` is false if either had to be killed or exited non-zero (but for one kill() ended). Idempotent; waits for a kill or restart under way. */
+  restart(service: RestartableService | ReplicaName, options?: RestartOptions): Promise<ReadyChild>;
+  restart(member: EtcdMemberName): Promise<void>;
+  /** The pid of a target's current process (SIGSTOP, SIGCONT: the chaos suite's pause). */
+  pidOf(target: ClusterTarget): number;
+  /**
+   * The replicas whose health says fencing.v1.Coordinator is SERVING, asked
+   * on their own addresses (not through a proxy): the leader, and under H2
+   * nobody else. A replica that does not answer within `timeoutMs` is not serving.
+   */
+  serving(timeoutMs?: number): Promise<ReplicaName[]>;
+  /** Stops the coordinator (or the replicas), the sink, the proxy, then the etcd it started (or removes its proxies from an external Toxiproxy); `clean` is false if a child had to be killed or exited non-zero (but for one kill() ended). Idempotent; waits for a kill or restart under way. */
   stop(): Promise<{ clean: boolean }>;
 }
 
@@ -150,12 +225,20 @@ export class ClusterStartError extends Error {
 
 /**
  * Prepares `options.data` (creating it and, unless insecure, the
- * credentials), starts the sink, then the coordinator wired to it. Throws
- * ConfigError for an unusable data directory and ClusterStartError when a
- * child does not start; either way nothing it started is left running.
+ * credentials), starts the sink, then the coordinator wired to it; with
+ * `replicas`, first the etcd (unless given), then each replica in turn.
+ * Throws ConfigError for an unusable data directory or listen address, and
+ * ClusterStartError when a child does not start or there is no etcd to
+ * start; either way nothing it started is left running.
  */
 export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const data = resolve(options.data);
+  const { replicas: replicaOptions } = options;
+  // Before anything starts, so there is nothing to stop.
+  if (replicaOptions && replicaOptions.etcd === undefined && findEtcd() === undefined)
+    throw new ClusterStartError(
+      "no etcd on PATH to start the replicas' etcd from: install etcd (Debian: etcd-server), or name a running one (--etcd HOST:PORT,...)",
+    );
   try {
     mkdirSync(join(data, 'logs'), { recursive: true });
   } catch (error) {
@@ -164,21 +247,19 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     );
   }
   const credentials = options.insecure ? null : ensureCredentials(data, options.workers);
-  const logs = {
-    toxiproxy: join(data, 'logs', 'toxiproxy.log'),
-    sink: join(data, 'logs', 'sink.log'),
-    coordinator: join(data, 'logs', 'coordinator.log'),
-  };
-  const dataDirs: Readonly<Record<RestartableService, string>> = {
-    sink: join(data, 'sink'),
-    coordinator: join(data, 'coordinator'),
-  };
+  const logOf = (name: string) => join(data, 'logs', `${name}.log`);
+  // The one coordinator, or the replicas' names in start order.
+  const coordinators: readonly ('coordinator' | ReplicaName)[] = replicaOptions
+    ? Array.from({ length: replicaOptions.count }, (_, index) => replicaName(index + 1))
+    : ['coordinator'];
+  const logs = { toxiproxy: logOf('toxiproxy'), sink: logOf('sink'), coordinator: logOf(coordinators[0]!) };
   const proxies: Proxy[] = [];
-  // Each service's current child, and its arguments for a given listen
+  // Each process's current child, and its arguments for a given listen
   // address (a restart reuses them on the address the child had), in start order.
-  const running = new Map<ClusterService, { child: ReadyChild; args: (listen: string) => string[] }>();
+  const running = new Map<ProcessName, { child: ReadyChild; args: (listen: string) => string[] }>();
   // Exits this module caused on purpose (kill, restart): no news for childExited.
   const expectedExits = new WeakSet<ReadyChild>();
+  let etcdCluster: EtcdCluster | undefined;
   let stopping: Promise<{ clean: boolean }> | undefined;
   let changes: Promise<unknown> = Promise.resolve();
   let reportExit!: (exit: ChildExit) => void;
@@ -196,98 +277,198 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       // A restart under way finishes first, so its new child is stopped too.
       await changes;
       let clean = true;
-      // Coordinator first: it depends on the sink, not the other way round.
+      // Coordinators first: they depend on the sink, not the other way round.
       for (const { child } of [...running.values()].reverse()) {
         const { code } = await stopChild(child, options.stopGraceMs);
         // A child kill() ended and nobody restarted went as it was asked to.
         if (code !== 0 && !expectedExits.has(child)) clean = false;
       }
+      // etcd last: the replicas talk to it until they are gone.
+      await etcdCluster?.stop();
       // Proxies in someone else's Toxiproxy would outlive us, pointing nowhere.
       if (options.toxiproxyUrl !== undefined) await Promise.allSettled(proxies.map((proxy) => proxy.remove()));
       return { clean };
     })());
 
-  const start = async (
-    service: ClusterService,
-    listen: string,
-    args: (listen: string) => string[],
-  ): Promise<ReadyChild> => {
+  const start = async (name: ProcessName, listen: string, args: (listen: string) => string[]): Promise<ReadyChild> => {
+    const service = serviceOf(name);
     const script = service === 'toxiproxy' ? undefined : options.binaries?.[service];
     const env = service === 'toxiproxy' ? undefined : options.env?.[service];
-    const child = await spawnLogged(service, [service, ...args(listen)], logs[service], options.signal, script, env);
-    running.set(service, { child, args });
+    const log = logOf(name);
+    const child = await spawnLogged(name, [service, ...args(listen)], log, options.signal, script, env);
+    running.set(name, { child, args });
     void child.exited.then(({ code, signal }) => {
-      if (!stopping && !expectedExits.has(child)) reportExit({ service, code, signal, log: logs[service] });
+      if (!stopping && !expectedExits.has(child)) reportExit({ service: name, code, signal, log });
     });
     return child;
   };
 
-  const current = (service: RestartableService): ReadyChild => running.get(service)!.child;
+  /** The process a target names: with replicas, 'coordinator' is coordinator-1. */
+  const processOf = (target: RestartableService | ReplicaName): ProcessName => {
+    const name = target === 'coordinator' ? coordinators[0]! : target;
+    if (!running.has(name)) throw new RangeError(`the cluster has no ${target}`);
+    return name;
+  };
+  const current = (target: RestartableService | ReplicaName): ReadyChild => running.get(processOf(target))!.child;
+  const memberOf = (target: ClusterTarget): EtcdMember | undefined => {
+    if (!target.startsWith('etcd-')) return undefined;
+    const member = etcdCluster?.members.find(({ name }) => name === target);
+    if (!member) throw new RangeError(`the cluster started no etcd member ${target}`);
+    return member;
+  };
 
-  const kill = (service: RestartableService) =>
+  const kill = (target: ClusterTarget) =>
     serially(async () => {
-      const child = current(service);
+      const member = memberOf(target);
+      if (member) {
+        await member.kill('SIGKILL');
+        return { code: null, signal: 'SIGKILL' as const };
+      }
+      const child = current(target as RestartableService | ReplicaName);
       expectedExits.add(child);
       if (child.child.exitCode === null && child.child.signalCode === null) child.child.kill('SIGKILL');
       return child.exited;
     });
 
-  const restart = (service: RestartableService, restartOptions: RestartOptions = {}) =>
+  const restart = ((target: ClusterTarget, restartOptions: RestartOptions = {}) =>
     serially(async () => {
-      if (stopping) throw new ClusterStartError(`cannot restart the ${service}: the cluster is stopping`);
-      const { child, args } = running.get(service)!;
+      if (stopping) throw new ClusterStartError(`cannot restart the ${target}: the cluster is stopping`);
+      const member = memberOf(target);
+      if (member) {
+        if (restartOptions.wipeData)
+          throw new RangeError(`${target}: an etcd member cannot restart with its data wiped`);
+        return member.restart();
+      }
+      const name = processOf(target as RestartableService | ReplicaName);
+      const { child, args } = running.get(name)!;
       expectedExits.add(child);
       await stopChild(child, options.stopGraceMs);
-      if (restartOptions.wipeData) rmSync(dataDirs[service], { recursive: true, force: true });
+      if (restartOptions.wipeData) rmSync(join(data, name), { recursive: true, force: true });
       // The address it had, not the one it was first given: port 0 would pick a new port.
-      return start(service, child.ready.address, args);
-    });
+      return start(name, child.ready.address, args);
+    })) as Cluster['restart'];
 
-  /** Creates (or replaces) one link's proxy in front of `upstream`; resolves with the address it listens on. */
+  const pidOf = (target: ClusterTarget): number => {
+    const pid = memberOf(target)?.pid ?? current(target as RestartableService | ReplicaName).child.pid;
+    if (pid === undefined) throw new Error(`the ${target} has no pid: it never started`);
+    return pid;
+  };
+
+  // Every proxy listens on the coordinator's host; port 0 picks a free port.
+  const proxyListen = joinHostPort(splitHostPort(options.coordinatorListen).host, 0);
+  /** Creates (or replaces) the proxy `name` in front of `upstream`. */
+  const createProxy = async (toxiproxy: Toxiproxy, url: string, name: string, upstream: string): Promise<Proxy> => {
+    try {
+      const created = await toxiproxy.populate([{ name, listen: proxyListen, upstream, enabled: true }]);
+      const proxy = created[name];
+      if (!proxy) throw new ClusterStartError(`Toxiproxy did not create the proxy ${name}`);
+      proxies.push(proxy);
+      return proxy;
+    } catch (error) {
+      return toxiproxyFailure(url)(error);
+    }
+  };
   const proxyNames = Object.fromEntries(
     Object.entries(LINK_PROXY_NAMES).map(([link, name]) => [link, (options.proxyPrefix ?? '') + name]),
   ) as Record<ClusterLink, string>;
-  const link = async (toxiproxy: Toxiproxy, name: ClusterLink, upstream: string): Promise<string> => {
-    const listen = joinHostPort(splitHostPort(options.coordinatorListen).host, 0);
-    const created = await toxiproxy.populate([{ name: proxyNames[name], listen, upstream, enabled: true }]);
-    const proxy = created[proxyNames[name]];
-    if (!proxy) throw new ClusterStartError(`Toxiproxy did not create the proxy ${proxyNames[name]}`);
-    proxies.push(proxy);
-    return proxy.listen;
-  };
 
   const authArgs = credentials ? ['--credentials', credentials.credentialsFile] : ['--insecure'];
   try {
     const proxyChild =
       options.toxiproxyUrl === undefined
-        ? await start('toxiproxy', joinHostPort(splitHostPort(options.coordinatorListen).host, 0), (listen) => [
-            '--listen',
-            listen,
-          ])
+        ? await start('toxiproxy', proxyListen, (listen) => ['--listen', listen])
         : null;
     const toxiproxyUrl = options.toxiproxyUrl ?? `http://${proxyChild!.ready.address}`;
     const toxiproxy = new Toxiproxy(toxiproxyUrl);
+    /** Creates one link's proxy in front of `upstream`; resolves with the address it listens on. */
+    const link = async (name: string, upstream: string): Promise<string> =>
+      (await createProxy(toxiproxy, toxiproxyUrl, name, upstream)).listen;
+
+    if (replicaOptions) {
+      etcdCluster = replicaOptions.etcd
+        ? undefined
+        : await startEtcdCluster({ members: 3, dataDir: join(data, 'etcd'), logDir: join(data, 'logs') });
+    }
+    const etcdEndpoints = replicaOptions?.etcd ?? etcdCluster?.endpoints ?? [];
+
     const sink = await start('sink', options.sinkListen, (listen) => [
       '--listen',
       listen,
       '--data',
-      dataDirs.sink,
+      join(data, 'sink'),
       ...authArgs,
     ]);
-    const coordinatorToSink = await link(toxiproxy, 'coordinatorToSink', sink.ready.address).catch(
-      toxiproxyFailure(toxiproxyUrl),
-    );
-    const coordinator = await start('coordinator', options.coordinatorListen, (listen) => [
-      ...coordinatorArgs({ listen, data: dataDirs.coordinator, sink: coordinatorToSink, credentials }),
-      ...(options.coordinatorFlags ?? []),
-    ]);
-    const links = {
-      coordinatorToSink,
-      workersToSink: await link(toxiproxy, 'workersToSink', sink.ready.address).catch(toxiproxyFailure(toxiproxyUrl)),
-      workersToCoordinator: await link(toxiproxy, 'workersToCoordinator', coordinator.ready.address).catch(
-        toxiproxyFailure(toxiproxyUrl),
-      ),
+
+    const replicas: Replica[] = [];
+    for (const [index, name] of coordinators.entries()) {
+      if (name === 'coordinator') break; // no replicas: the one coordinator below
+      const names = replicaProxyNames(index + 1, etcdEndpoints.length, options.proxyPrefix);
+      const listen = replicaListen(options.coordinatorListen, index + 1);
+      // Its advertised address is its workers' proxy, which must exist
+      // before the replica starts; it points at the replica once it listens.
+      const workersProxy = await createProxy(toxiproxy, toxiproxyUrl, names.workersToCoordinator, listen);
+      const links: ReplicaLinks = {
+        workersToCoordinator: workersProxy.listen,
+        coordinatorToSink: await link(names.coordinatorToSink, sink.ready.address),
+        coordinatorToEtcd: await Promise.all(
+          names.coordinatorToEtcd.map((proxy, member) => link(proxy, etcdEndpoints[member]!)),
+        ),
+      };
+      const replica = await start(name, listen, (listen) => [
+        ...coordinatorArgs({ listen, data: join(data, name), sink: links.coordinatorToSink, credentials }),
+        ...replicaStoreArgs(links.coordinatorToEtcd, links.workersToCoordinator),
+        ...(options.coordinatorFlags ?? []),
+      ]);
+      if (workersProxy.upstream !== replica.ready.address)
+        await workersProxy
+          .update({ enabled: true, listen: workersProxy.listen, upstream: replica.ready.address })
+          .catch(toxiproxyFailure(toxiproxyUrl));
+      replicas.push({
+        name,
+        proxyNames: names,
+        links,
+        log: logOf(name),
+        get child() {
+          return current(name);
+        },
+      });
+    }
+
+    let links: Record<ClusterLink, string>;
+    if (replicas.length > 0) {
+      const first = replicas[0]!;
+      proxyNames.workersToCoordinator = first.proxyNames.workersToCoordinator;
+      proxyNames.coordinatorToSink = first.proxyNames.coordinatorToSink;
+      links = {
+        coordinatorToSink: first.links.coordinatorToSink,
+        workersToSink: await link(proxyNames.workersToSink, sink.ready.address),
+        workersToCoordinator: first.links.workersToCoordinator,
+      };
+    } else {
+      const coordinatorToSink = await link(proxyNames.coordinatorToSink, sink.ready.address);
+      const coordinator = await start('coordinator', options.coordinatorListen, (listen) => [
+        ...coordinatorArgs({ listen, data: join(data, 'coordinator'), sink: coordinatorToSink, credentials }),
+        ...(options.coordinatorFlags ?? []),
+      ]);
+      links = {
+        coordinatorToSink,
+        workersToSink: await link(proxyNames.workersToSink, sink.ready.address),
+        workersToCoordinator: await link(proxyNames.workersToCoordinator, coordinator.ready.address),
+      };
+    }
+
+    const serving = async (timeoutMs = 2_000): Promise<ReplicaName[]> => {
+      const answers = await Promise.all(
+        replicas.map(async ({ name, child }) =>
+          (await healthStatus(child.ready.address, COORDINATOR_SERVICE, timeoutMs).catch(() => 'UNREACHABLE')) ===
+          'SERVING'
+            ? name
+            : undefined,
+        ),
+      );
+      return answers.filter((name) => name !== undefined);
     };
+
     return {
       data,
       proxyNames,
@@ -297,6 +478,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       get coordinator() {
         return current('coordinator');
       },
+      replicas,
+      etcd: replicaOptions ? { endpoints: etcdEndpoints, members: etcdCluster?.members ?? [] } : null,
       toxiproxy: { url: toxiproxyUrl, child: proxyChild },
       links,
       credentials,
@@ -304,6 +487,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       childExited,
       kill,
       restart,
+      pidOf,
+      serving,
       stop,
     };
   } catch (error) {
@@ -311,6 +496,17 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     throw error;
   }
 }
+
+/** The processes a cluster spawns: its services, and with replicas each replica by name. */
+type ProcessName = ClusterService | ReplicaName;
+
+/** The `fencer` subcommand a process runs. */
+function serviceOf(name: ProcessName): ClusterService {
+  return name.startsWith('coordinator') ? 'coordinator' : (name as ClusterService);
+}
+
+/** The health service name that is SERVING on the leader only (H2). */
+const COORDINATOR_SERVICE = 'fencing.v1.Coordinator';
 
 /**
  * Starts `fencer <args>` with its stderr appended to `log`, and resolves
