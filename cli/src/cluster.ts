@@ -1,10 +1,18 @@
 // `fencer cluster`: the sink and the coordinator as separate processes (the
-// supervisor's startCluster), with this command's own lifecycle around it:
+// supervisor's startCluster), or with --replicas N coordinator replicas on
+// etcd (H), with this command's own lifecycle around it:
 // the ready line, Ctrl-C, and exit statuses. The cluster never outlives a
 // child, nor leaves one behind.
 import { join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { configuredCommand, hostPort, positiveInteger, whenParentGone } from '@fencer/server-kit';
+import {
+  ConfigError,
+  configuredCommand,
+  hostPort,
+  hostPortList,
+  positiveInteger,
+  whenParentGone,
+} from '@fencer/server-kit';
 import { ClusterStartError, startCluster, type Cluster, type ClusterOptions } from '@fencer/supervisor';
 
 /** `fencer cluster`: the sink and the coordinator as supervised child processes. */
@@ -36,6 +44,18 @@ export function clusterCommand(): Command {
       )
         .argParser(toxiproxyUrl)
         .env('TOXIPROXY_URL'),
+      new Option(
+        '--replicas <n>',
+        'run N coordinator replicas on etcd (H) instead of one coordinator on LevelDB, listening from --coordinator-listen up',
+      )
+        .argParser(positiveInteger)
+        .env('FENCER_CLUSTER_REPLICAS'),
+      new Option(
+        '--etcd <host:port,...>',
+        "the replicas' etcd; without it the cluster starts a 3-member etcd on loopback from the etcd on PATH",
+      )
+        .argParser(hostPortList)
+        .env('FENCER_CLUSTER_ETCD'),
     ],
     (options: {
       data: string;
@@ -44,14 +64,23 @@ export function clusterCommand(): Command {
       insecure?: boolean;
       stopGraceMs: number;
       toxiproxy?: string;
-    }): ClusterOptions => ({
-      data: options.data,
-      sinkListen: options.sinkListen,
-      coordinatorListen: options.coordinatorListen,
-      insecure: options.insecure === true,
-      stopGraceMs: options.stopGraceMs,
-      ...(options.toxiproxy === undefined ? {} : { toxiproxyUrl: options.toxiproxy }),
-    }),
+      replicas?: number;
+      etcd?: readonly string[];
+    }): ClusterOptions => {
+      if (options.etcd !== undefined && options.replicas === undefined)
+        throw new ConfigError("--etcd is the replicas' etcd: give --replicas N too");
+      return {
+        data: options.data,
+        sinkListen: options.sinkListen,
+        coordinatorListen: options.coordinatorListen,
+        insecure: options.insecure === true,
+        stopGraceMs: options.stopGraceMs,
+        ...(options.toxiproxy === undefined ? {} : { toxiproxyUrl: options.toxiproxy }),
+        ...(options.replicas === undefined
+          ? {}
+          : { replicas: { count: options.replicas, ...(options.etcd ? { etcd: options.etcd } : {}) } }),
+      };
+    },
     runCluster,
   );
 }
@@ -80,7 +109,10 @@ async function runCluster(options: ClusterOptions): Promise<void> {
   // Without a handler SIGHUP would end the cluster; while it starts, the
   // children still read the file themselves.
   process.on('SIGHUP', () => {
-    for (const service of cluster ? [cluster.sink, cluster.coordinator] : []) service.child.kill('SIGHUP');
+    if (!cluster) return;
+    const coordinators =
+      cluster.replicas.length > 0 ? cluster.replicas.map(({ child }) => child) : [cluster.coordinator];
+    for (const service of [cluster.sink, ...coordinators]) service.child.kill('SIGHUP');
   });
   whenParentGone(() => void stop(0));
 
@@ -100,7 +132,12 @@ async function runCluster(options: ClusterOptions): Promise<void> {
     void stop(1);
   });
 
-  const { data, credentials, logs, links, toxiproxy } = running;
+  process.stdout.write(running.replicas.length > 0 ? replicasReady(running) : singleReady(running));
+}
+
+/** The ready line and the addresses of a cluster with one coordinator. */
+function singleReady(running: Cluster): string {
+  const { data, logs, links, toxiproxy } = running;
   const addresses = { sink: running.sink.ready.address, coordinator: running.coordinator.ready.address };
   // The pids let tools (and tests) signal one child: SIGSTOP it, or kill it.
   const pids = {
@@ -108,7 +145,7 @@ async function runCluster(options: ClusterOptions): Promise<void> {
     coordinator: running.coordinator.child.pid,
     toxiproxy: toxiproxy.child?.child.pid,
   };
-  process.stdout.write(
+  return [
     JSON.stringify({
       event: 'ready',
       service: 'cluster',
@@ -117,22 +154,95 @@ async function runCluster(options: ClusterOptions): Promise<void> {
       links,
       toxiproxy: toxiproxy.url,
       pids,
-    }) + '\n',
-  );
-  process.stdout.write(
-    [
-      '',
-      `  sink         ${addresses.sink}   workers via proxy ${links.workersToSink}   data ${join(data, 'sink')}, log ${logs.sink}`,
-      `  coordinator  ${addresses.coordinator}   workers via proxy ${links.workersToCoordinator}   reaches the sink via ${links.coordinatorToSink}   data ${join(data, 'coordinator')}, log ${logs.coordinator}`,
-      `  toxiproxy    ${toxiproxy.url}   proxies ${Object.values(running.proxyNames).join(', ')}${toxiproxy.child ? `, log ${logs.toxiproxy}` : ''}`,
-      credentials
-        ? `  credentials  ${credentials.credentialsFile}   (workers: worker-a, worker-b; send "authorization: Bearer <token>")`
-        : '  credentials  none (--insecure)',
-      '',
-      'Both services serve reflection, so any gRPC client can explore them; faults go in through the Toxiproxy API. Ctrl-C stops all.',
-      '',
-    ].join('\n'),
-  );
+    }),
+    '',
+    `  sink         ${addresses.sink}   workers via proxy ${links.workersToSink}   data ${join(data, 'sink')}, log ${logs.sink}`,
+    `  coordinator  ${addresses.coordinator}   workers via proxy ${links.workersToCoordinator}   reaches the sink via ${links.coordinatorToSink}   data ${join(data, 'coordinator')}, log ${logs.coordinator}`,
+    `  toxiproxy    ${toxiproxy.url}   proxies ${Object.values(running.proxyNames).join(', ')}${toxiproxy.child ? `, log ${logs.toxiproxy}` : ''}`,
+    credentialsLine(running),
+    '',
+    'Both services serve reflection, so any gRPC client can explore them; faults go in through the Toxiproxy API. Ctrl-C stops all.',
+    '',
+  ].join('\n');
+}
+
+/**
+ * The ready line and the addresses of a cluster of replicas: every replica
+ * with its links, and the etcd. `address` and `coordinator` list the
+ * replicas' own addresses, `links.workersToCoordinator` their workers'
+ * proxies (each replica's --advertise): either list is a `--coordinator`
+ * value for a worker (H7).
+ */
+function replicasReady(running: Cluster): string {
+  const { data, logs, toxiproxy, replicas } = running;
+  const etcd = running.etcd!;
+  const coordinators = replicas.map((replica) => replica.child.ready.address).join(',');
+  const workersToCoordinator = replicas.map((replica) => replica.links.workersToCoordinator).join(',');
+  const pids = Object.fromEntries([
+    ['sink', running.sink.child.pid],
+    ...replicas.map((replica) => [replica.name, replica.child.child.pid]),
+    ...etcd.members.map((member) => [member.name, member.pid]),
+    ['toxiproxy', toxiproxy.child?.child.pid],
+  ]) as Record<string, number | undefined>;
+  const ready = {
+    event: 'ready',
+    service: 'cluster',
+    address: coordinators,
+    sink: running.sink.ready.address,
+    coordinator: coordinators,
+    links: { workersToSink: running.links.workersToSink, workersToCoordinator },
+    replicas: replicas.map(({ name, child, links, proxyNames }) => ({
+      name,
+      address: child.ready.address,
+      links,
+      proxyNames,
+    })),
+    etcd: { endpoints: etcd.endpoints, started: etcd.members.length > 0 },
+    toxiproxy: toxiproxy.url,
+    pids,
+  };
+  const width = Math.max(...replicas.map(({ name }) => name.length), 'credentials'.length) + 1;
+  const row = (what: string, text: string) => `  ${what.padEnd(width)} ${text}`;
+  const proxies = [
+    running.proxyNames.workersToSink,
+    ...replicas.flatMap(({ proxyNames }) => [
+      proxyNames.workersToCoordinator,
+      proxyNames.coordinatorToSink,
+      ...proxyNames.coordinatorToEtcd,
+    ]),
+  ];
+  return [
+    JSON.stringify(ready),
+    '',
+    row(
+      'sink',
+      `${ready.sink}   workers via proxy ${running.links.workersToSink}   data ${join(data, 'sink')}, log ${logs.sink}`,
+    ),
+    ...replicas.map(({ name, child, links, log }) =>
+      row(
+        name,
+        `${child.ready.address}   workers via proxy ${links.workersToCoordinator} (its --advertise)   reaches the sink via ${links.coordinatorToSink}, etcd via ${links.coordinatorToEtcd.join(',')}   log ${log}`,
+      ),
+    ),
+    etcd.members.length > 0
+      ? row('etcd', etcd.members.map((member) => `${member.name} ${member.endpoint} (log ${member.log})`).join(', '))
+      : row('etcd', `${etcd.endpoints.join(',')} (given)`),
+    row(
+      'toxiproxy',
+      `${toxiproxy.url}   proxies ${proxies.join(', ')}${toxiproxy.child ? `, log ${logs.toxiproxy}` : ''}`,
+    ),
+    credentialsLine(running, width),
+    '',
+    `One replica leads (its health says fencing.v1.Coordinator SERVING); the others answer NOT_LEADER naming it. Workers: --coordinator ${workersToCoordinator}. Ctrl-C stops all.`,
+    '',
+  ].join('\n');
+}
+
+/** The credentials row of the printed addresses. */
+function credentialsLine({ credentials }: Cluster, width = 'credentials'.length + 1): string {
+  return credentials
+    ? `  ${'credentials'.padEnd(width)} ${credentials.credentialsFile}   (workers: worker-a, worker-b; send "authorization: Bearer <token>")`
+    : `  ${'credentials'.padEnd(width)} none (--insecure)`;
 }
 
 /** Commander parser for a Toxiproxy API URL: http://HOST:PORT. */
