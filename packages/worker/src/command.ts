@@ -281,7 +281,11 @@ async function runMix(session: WorkerSession, config: WorkerCommandConfig, mix: 
         break;
       case 'write':
         if (step.pauseMs > 0) freeze(step.pauseMs);
-        await session.write(step.resultId, step.payload);
+        // A twin goes out beside it, so the two reach the sink together (F2).
+        await Promise.all([
+          session.write(step.resultId, step.payload),
+          ...(step.twin === undefined ? [] : [session.write(step.resultId, step.twin)]),
+        ]);
         break;
       case 'read':
         await session.read(step.resultId);

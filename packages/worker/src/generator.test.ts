@@ -56,6 +56,14 @@ describe('OperationGenerator', () => {
         expect(w.pauseMs).toBeGreaterThanOrEqual(1.5 * TTL_MS);
         expect(w.pauseMs).toBeLessThanOrEqual(2.5 * TTL_MS);
       }
+      // Twinned by a holder only: another payload under the same result id, sent at once.
+      const twinned = writes.filter((w) => w.twin !== undefined);
+      if (mix.twinned > 0) expect(twinned.length).toBeGreaterThan(0);
+      else expect(twinned).toEqual([]);
+      for (const w of twinned) {
+        expect(w.holding).toBe(true);
+        expect(w.twin).not.toBe(w.payload);
+      }
       // Writes without a lease too (the library knows it lost): the sink must judge them.
       expect(writes.some((w) => !w.holding)).toBe(true);
     },

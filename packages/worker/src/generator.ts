@@ -7,7 +7,10 @@
 // S6), writes retried with the same or another payload (F3, S5, S6),
 // acquisitions retried under their request id (R1, S2), and writes sent
 // after a pause past the TTL with the old token, which only the sink's fence
-// can refuse (F1, S3).
+// can refuse (F1, S3), and two writes of one result id with different
+// payloads sent at once, which the sink must order (F2: one is applied, the
+// other a RESULT_CONFLICT; a sink that checks and stores in two steps lets
+// both through, S5, S6).
 import { prng } from '@fencer/common';
 
 /** What a worker holding a lease may do next. */
@@ -27,6 +30,8 @@ export interface Mix {
   readonly retried: number;
   /** Of a holder's writes: the share sent after a pause past the TTL. */
   readonly paused: number;
+  /** Of a holder's writes: the share sent together with a second write of their result id, with another payload. */
+  readonly twinned: number;
 }
 
 /** The named mixes. */
@@ -39,14 +44,17 @@ export const MIXES = Object.freeze({
     contended: 0.3,
     retried: 0.2,
     paused: 0.05,
+    twinned: 0.05,
   },
   contended: {
-    description: 'short holds whose writes mostly go to result ids the previous holders wrote, often retried',
+    description:
+      'short holds whose writes mostly go to result ids the previous holders wrote, often retried, some twinned (two payloads at once)',
     holding: { write: 10, read: 2, getFence: 1, renew: 1, release: 4 },
     idle: { acquire: 10, reacquire: 1, write: 1, read: 2, getFence: 1, renew: 1 },
     contended: 0.8,
     retried: 0.3,
     paused: 0.03,
+    twinned: 0.2,
   },
   stale: {
     description:
@@ -56,6 +64,7 @@ export const MIXES = Object.freeze({
     contended: 0,
     retried: 0,
     paused: 0.2,
+    twinned: 0,
   },
 } satisfies Record<string, Mix>);
 
@@ -70,8 +79,18 @@ export type Step =
   | { readonly kind: 'reacquire' }
   | { readonly kind: 'renew' }
   | { readonly kind: 'release' }
-  /** Under the last lease's token, after stopping the whole process for `pauseMs` (0: at once). */
-  | { readonly kind: 'write'; readonly resultId: string; readonly payload: string; readonly pauseMs: number }
+  /**
+   * Under the last lease's token, after stopping the whole process for
+   * `pauseMs` (0: at once); with `twin`, a second write of the result id
+   * with that payload is sent at the same moment.
+   */
+  | {
+      readonly kind: 'write';
+      readonly resultId: string;
+      readonly payload: string;
+      readonly pauseMs: number;
+      readonly twin?: string;
+    }
   | { readonly kind: 'read'; readonly resultId: string }
   | { readonly kind: 'get-fence' };
 
@@ -154,7 +173,9 @@ export class OperationGenerator {
     if (this.#written.length > REMEMBERED) this.#written.shift();
     const pauseMs =
       holding && this.#random.next() < this.#mix.paused ? Math.round(this.#ttlMs * (1.5 + this.#random.next())) : 0;
-    return { kind: 'write', ...write, pauseMs };
+    // Drawn only by mixes that twin, so the others' steps stay what their seeds gave before.
+    const twinned = holding && this.#mix.twinned > 0 && this.#random.next() < this.#mix.twinned;
+    return { kind: 'write', ...write, pauseMs, ...(twinned ? { twin: `${payload}'` } : {}) };
   }
 
   /** A contended result id of `token`'s span. */
