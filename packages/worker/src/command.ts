@@ -7,12 +7,13 @@
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { Command, Option } from 'commander';
-import { LeaseHeldError, sleep } from '@fencer/client';
+import { LeaseHeldError, sleep, UnavailableError } from '@fencer/client';
 import {
   clientTls,
   ConfigError,
   configuredCommand,
   hostPort,
+  hostPortList,
   nonNegativeInteger,
   positiveInteger,
   readTokenFile,
@@ -51,8 +52,11 @@ export function workerCommand(): Command {
       'a worker built on @fencer/client: acquire a lease, write results under its token, renew, release; prints one JSON event per line',
     ),
     [
-      new Option('--coordinator <host:port>', 'the coordinator (or its proxy)')
-        .argParser(hostPort)
+      new Option(
+        '--coordinator <host:port,...>',
+        'the coordinator (or its proxy); several replicas comma-separated, in the order to try them (H7)',
+      )
+        .argParser(hostPortList)
         .makeOptionMandatory()
         .env('FENCER_WORKER_COORDINATOR'),
       new Option('--sink <host:port>', 'the sink (or its proxy)')
@@ -100,7 +104,7 @@ export function workerCommand(): Command {
     ],
     (
       options: TlsFlags & {
-        coordinator: string;
+        coordinator: readonly string[];
         sink: string;
         owner: string;
         resource: string;
@@ -128,7 +132,7 @@ export function workerCommand(): Command {
       const tls = clientTls(options);
       return Object.freeze({
         worker: Object.freeze({
-          coordinator: options.coordinator,
+          coordinators: options.coordinator,
           sink: options.sink,
           ownerId: options.owner,
           resource: options.resource,
@@ -160,7 +164,12 @@ async function runWorker(config: WorkerCommandConfig): Promise<void> {
   };
   process.on('SIGINT', () => void stop());
   process.on('SIGTERM', () => void stop());
-  emit({ event: 'ready', service: 'worker', owner: config.worker.ownerId, address: config.worker.coordinator });
+  emit({
+    event: 'ready',
+    service: 'worker',
+    owner: config.worker.ownerId,
+    address: config.worker.coordinators.join(','),
+  });
   if (config.commands) {
     await runCommands(session);
   } else {
@@ -220,8 +229,14 @@ async function runCommands(session: WorkerSession): Promise<void> {
 /** Acquire, work `steps` steps writing each result, release; again, `rounds` times or forever. */
 async function runLoop(session: WorkerSession, config: WorkerCommandConfig): Promise<void> {
   const owner = config.worker.ownerId;
+  // One request id per acquisition (R4): kept for the next attempt while the
+  // last one's outcome is unknown (UNAVAILABLE, NOT_LEADER through a
+  // failover longer than the keeper's retries: it may have been granted).
+  let requestId: string | undefined;
   for (let round = 1; config.rounds === 0 || round <= config.rounds;) {
-    const acquired = await session.acquire();
+    requestId ??= randomUUID();
+    const acquired = await session.acquire(requestId);
+    if (!(!acquired.ok && acquired.error instanceof UnavailableError)) requestId = undefined;
     if (!acquired.ok) {
       // Held by someone else: look again before their lease would end (they
       // may release it early), with jitter so waiting workers do not collide.

@@ -16,7 +16,8 @@ import { emit, eventClockMs } from './events.js';
 
 /** Who the worker is and where it works. */
 export interface WorkerConfig {
-  readonly coordinator: string;
+  /** The coordinator's replicas (one address when it has none), in the order to try them (H7). */
+  readonly coordinators: readonly string[];
   readonly sink: string;
   readonly ownerId: string;
   readonly resource: string;
@@ -74,7 +75,7 @@ export class WorkerSession {
       ...(config.token === undefined ? {} : { token: config.token }),
       ...(config.tls === undefined ? {} : { tls: config.tls }),
     };
-    this.#coordinator = new CoordinatorConnection({ address: config.coordinator, ...connection });
+    this.#coordinator = new CoordinatorConnection({ coordinators: config.coordinators, ...connection });
     this.#sink = new SinkConnection({ address: config.sink, ...connection });
   }
 
