@@ -13,7 +13,7 @@
 // stdin: when the parent goes, even by SIGKILL, stdin ends and the shell
 // stops etcd, as whenParentGone does for the fencer servers.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, closeSync, mkdirSync, openSync } from 'node:fs';
+import { accessSync, constants, closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { delimiter, join } from 'node:path';
@@ -32,7 +32,9 @@ export interface EtcdMember {
   readonly log: string;
   /**
    * Sends `signal` to etcd itself. SIGKILL resolves once the process is gone
-   * (then restart() brings it back); SIGSTOP and SIGCONT resolve at once.
+   * (then restart() brings it back); SIGSTOP once every thread of it is
+   * stopped (a signal is delivered after kill() returns), SIGCONT once it
+   * runs again; SIGTERM at once.
    */
   kill(signal: 'SIGKILL' | 'SIGSTOP' | 'SIGCONT' | 'SIGTERM'): Promise<void>;
   /**
@@ -242,6 +244,7 @@ class Member implements EtcdMember {
     signalQuietly(this.#pid, signal);
     // The shell's wait returns when etcd is gone, and then the shell exits.
     if (signal === 'SIGKILL') await this.#exited;
+    if (signal === 'SIGSTOP' || signal === 'SIGCONT') await untilStopped(this.#pid, signal === 'SIGSTOP');
   }
 
   async restart(): Promise<void> {
@@ -278,6 +281,28 @@ async function answers(endpoint: string, path: '/health' | '/version'): Promise<
     return path === '/version' || ((await response.json()) as { health?: string }).health === 'true';
   } catch {
     return false;
+  }
+}
+
+/**
+ * Waits (at most 5 s) until /proc says `pid` is stopped, or runs again:
+ * every thread of a stopped Go process has stopped, so etcd answers nothing.
+ */
+async function untilStopped(pid: number, stopped: boolean): Promise<void> {
+  const deadline = performance.now() + 5_000;
+  for (;;) {
+    let state: string | undefined;
+    try {
+      // The state letter follows the command name in parentheses, which may hold spaces.
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    } catch {
+      return; // gone, or no /proc: nothing to wait on
+    }
+    if ((state === 'T') === stopped) return;
+    if (performance.now() > deadline)
+      throw new Error(`etcd (pid ${pid}) did not ${stopped ? 'stop' : 'continue'} within 5 s`);
+    await sleep(5);
   }
 }
 
