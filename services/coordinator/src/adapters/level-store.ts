@@ -6,14 +6,14 @@
 // here, its grant record, not two). Reserving token t when the stored
 // counter is below t stores t + RESERVATION_BLOCK − 1, synced; reserving any
 // token up to that ceiling then finds it already reserved and writes
-// nothing. This keeps L3 step 1 word for word — the token is reserved
-// durably before the sink sees it — because the stored counter is only ever
-// written synced and LevelDB makes a synced write readable only once its
-// log is synced: a ceiling that can be read is durable. After a restart (or
+// nothing (store-records.ts, shared with the etcd store). This keeps L3
+// step 1 word for word — the token is reserved durably before the sink
+// sees it — because the stored counter is only ever written synced and
+// LevelDB makes a synced write readable only once its log is synced: a
+// ceiling that can be read is durable. After a restart (or
 // an eviction, which reads the resource back) the core resumes above the
 // ceiling, so tokens still only grow (L6); the rest of a block is burned, a
-// gap like that of a failed grant. Near 2^64−1 a block would pass the
-// maximum, so exactly the token is reserved, and T1's edge stays where it was.
+// gap like that of a failed grant.
 //
 // Synced writes are group-committed: those that arrive while a synced batch
 // is being written wait and go together in the next, one fsync for all, and
@@ -33,6 +33,9 @@ import { StoreFailedError } from '@fencer/common';
 import { openLevelDb, type RepairOptions } from '@fencer/server-kit';
 import type { LeaseStore, StoredResource, StoredState } from '../core/store.js';
 import type { Grant, RequestRecord } from '../core/model.js';
+import { decodeGrant, decodeRequest, encodeGrant, encodeRequest, reservationCeiling } from './store-records.js';
+
+export { RESERVATION_BLOCK } from './store-records.js';
 
 const sublevel = (db: Level<string, string>, name: string) =>
   db.sublevel<string, string>(name, { keyEncoding: 'utf8', valueEncoding: 'utf8' });
@@ -42,28 +45,6 @@ type Sub = ReturnType<typeof sublevel>;
 // (the sink's store contract pins the case).
 const bufferKeyed = (db: Level<string, string>, name: string) =>
   db.sublevel<Buffer, string>(name, { keyEncoding: 'buffer', valueEncoding: 'utf8' });
-
-/** Tokens one synced reservation covers (see the top of this file). */
-export const RESERVATION_BLOCK = 1_000n;
-const MAX_TOKEN = 2n ** 64n - 1n;
-
-/** JSON shapes on disk: bigints as decimal strings, so no precision is lost. */
-interface GrantJson {
-  resource: string;
-  ownerId: string;
-  incarnation: string;
-  token: string;
-  ttlMs: number;
-  ended: 'released' | 'fenced' | null;
-}
-interface RequestJson {
-  requestId: string;
-  resource: string;
-  ownerId: string;
-  incarnation: string;
-  ttlMs: number;
-  token: string;
-}
 
 /** On-disk layout version, stamped and checked at open (openLevelDb). */
 export const LEVEL_STORE_FORMAT = '1';
@@ -130,10 +111,9 @@ export class LevelStore implements LeaseStore {
     const counters = new Map<string, bigint>();
     for await (const [resource, token] of this.#counters.iterator()) counters.set(resource, BigInt(token));
     const grants: Grant[] = [];
-    for await (const [, value] of this.#grants.iterator()) grants.push(decodeGrant(JSON.parse(value) as GrantJson));
+    for await (const [, value] of this.#grants.iterator()) grants.push(decodeGrant(value));
     const requests: RequestRecord[] = [];
-    for await (const [, value] of this.#requests.iterator())
-      requests.push(decodeRequest(JSON.parse(value) as RequestJson));
+    for await (const [, value] of this.#requests.iterator()) requests.push(decodeRequest(value));
     return { counters, grants, requests };
   }
 
@@ -146,21 +126,22 @@ export class LevelStore implements LeaseStore {
     if (counter === undefined && grant === undefined) return undefined;
     return {
       counter: counter === undefined ? 0n : BigInt(counter),
-      grant: grant === undefined ? null : decodeGrant(JSON.parse(grant) as GrantJson),
+      grant: grant === undefined ? null : decodeGrant(grant),
     };
   }
 
   async reserveToken(resource: string, token: bigint): Promise<void> {
     const stored = await this.#guard(async () => this.#counterReads.getSync(Buffer.from(resource, 'utf8')));
     if (stored !== undefined && BigInt(stored) >= token) return; // durably reserved already
-    const ceiling = token <= MAX_TOKEN - RESERVATION_BLOCK + 1n ? token + RESERVATION_BLOCK - 1n : token;
-    await this.#synced([{ type: 'put', sublevel: this.#counters, key: resource, value: ceiling.toString() }]);
+    await this.#synced([
+      { type: 'put', sublevel: this.#counters, key: resource, value: reservationCeiling(token).toString() },
+    ]);
   }
 
   recordGrant(grant: Grant, request: RequestRecord): Promise<void> {
     return this.#synced([
       this.#grantPut(grant),
-      { type: 'put', sublevel: this.#requests, key: request.requestId, value: JSON.stringify(encodeRequest(request)) },
+      { type: 'put', sublevel: this.#requests, key: request.requestId, value: encodeRequest(request) },
     ]);
   }
 
@@ -243,22 +224,6 @@ export class LevelStore implements LeaseStore {
   }
 
   #grantPut(grant: Grant): BatchOp {
-    return { type: 'put', sublevel: this.#grants, key: grant.resource, value: JSON.stringify(encodeGrant(grant)) };
+    return { type: 'put', sublevel: this.#grants, key: grant.resource, value: encodeGrant(grant) };
   }
-}
-
-function encodeGrant(grant: Grant): GrantJson {
-  return { ...grant, incarnation: grant.incarnation.toString(), token: grant.token.toString() };
-}
-
-function decodeGrant(json: GrantJson): Grant {
-  return { ...json, incarnation: BigInt(json.incarnation), token: BigInt(json.token) };
-}
-
-function encodeRequest(request: RequestRecord): RequestJson {
-  return { ...request, incarnation: request.incarnation.toString(), token: request.token.toString() };
-}
-
-function decodeRequest(json: RequestJson): RequestRecord {
-  return { ...json, incarnation: BigInt(json.incarnation), token: BigInt(json.token) };
 }

@@ -1,17 +1,26 @@
-// One contract suite for every LeaseStore, run on the in-memory and the
-// LevelDB store, with a close-and-reopen step: what a store promises is what
-// L3, L6, L7 and R3 rely on after a restart.
+// One contract suite for every LeaseStore, run on the in-memory, the
+// LevelDB and the etcd store (H1, on a real etcd the suite starts), with a
+// close-and-reopen step: what a store promises is what L3, L6, L7 and R3
+// rely on after a restart (or, on etcd, a takeover: H4).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { Etcd3 } from 'etcd3';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Level } from 'level';
 import { StoreFailedError } from '@fencer/common';
 import { openLevelDb, StartupError } from '@fencer/server-kit';
+import { startTestEtcd, type TestEtcd } from '@fencer/testkit';
 import type { LeaseStore } from '../core/store.js';
-import type { Grant, RequestRecord } from '../core/model.js';
+import { sampleGrant, sampleRecord } from '../../test/doubles/records.js';
 import { MemoryDisk, MemoryStore } from '../../test/doubles/memory-store.js';
 import { LEVEL_STORE_FORMAT, LevelStore } from './level-store.js';
+import { EtcdStore } from './etcd-store.js';
+
+// One etcd for the file, started by the first etcd harness; each harness has a prefix of its own.
+let etcd: Promise<TestEtcd> | undefined;
+afterAll(async () => (await etcd)?.stop(), 30_000);
 
 interface Harness {
   /** Opens the store over the same backing disk each time. */
@@ -56,27 +65,29 @@ const harnesses: [string, () => Harness][] = [
       };
     },
   ],
+  [
+    'EtcdStore',
+    () => {
+      const prefix = `/fencer-contract-${randomUUID()}/`;
+      // A client per opened store, as each leadership term has its own store.
+      const clients: Etcd3[] = [];
+      return {
+        async open() {
+          etcd ??= startTestEtcd();
+          const client = new Etcd3({ hosts: (await etcd).hosts });
+          clients.push(client);
+          return EtcdStore.open({ client, prefix, callTimeoutMs: 5_000 });
+        },
+        // A closed client fails the store's next call as a lost etcd would.
+        breakStorage: async () => clients.at(-1)?.close(),
+        dispose: () => clients.forEach((client) => client.close()),
+      };
+    },
+  ],
 ];
 
 const MAX_U64 = 2n ** 64n - 1n;
-const grant = (over: Partial<Grant> = {}): Grant => ({
-  resource: 'r',
-  ownerId: 'alice',
-  incarnation: 1n,
-  token: 1n,
-  ttlMs: 1_000,
-  ended: null,
-  ...over,
-});
-const record = (over: Partial<RequestRecord> = {}): RequestRecord => ({
-  requestId: 'q1',
-  resource: 'r',
-  ownerId: 'alice',
-  incarnation: 1n,
-  ttlMs: 1_000,
-  token: 1n,
-  ...over,
-});
+const [grant, record] = [sampleGrant, sampleRecord];
 
 describe.each(harnesses)('LeaseStore contract: %s', (_name, make) => {
   let harness: Harness;
