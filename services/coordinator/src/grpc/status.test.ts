@@ -8,7 +8,7 @@ import { Failure } from '@fencer/server-kit';
 import { REASON_CODES } from '@fencer/common';
 import type { AcquireOutcome, RenewOutcome } from '../core/coordinator.js';
 import type { LeaseView } from '../core/model.js';
-import { acquireResponseOrThrow, releaseResponse, renewResponseOrThrow } from './status.js';
+import { acquireResponseOrThrow, notLeaderFailure, releaseResponse, renewResponseOrThrow } from './status.js';
 
 const holder: LeaseView = {
   resource: 'r',
@@ -93,6 +93,17 @@ describe('error model: outcome → code, reason, ErrorInfo metadata', () => {
       code: grpc.status.FAILED_PRECONDITION,
       reason,
     });
+  });
+
+  it.each<[string, string | undefined, Record<string, string>]>([
+    ['names the leader when it is known', '10.0.0.2:50052', { leader: '10.0.0.2:50052' }],
+    ['names none when no leader is known', undefined, {}],
+  ])('H2: NOT_LEADER is UNAVAILABLE (retried elsewhere) and %s', (_what, leader, metadata) => {
+    expect(
+      refusal(() => {
+        throw notLeaderFailure(leader);
+      }),
+    ).toEqual({ code: grpc.status.UNAVAILABLE, reason: 'NOT_LEADER', metadata });
   });
 
   it('granted and replayed leases carry uint64 fields as decimal strings; replayed says so', () => {

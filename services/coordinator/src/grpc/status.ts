@@ -148,3 +148,19 @@ export function forceReleaseResponseOrThrow(outcome: ForceReleaseOutcome, resour
       );
   }
 }
+
+/**
+ * H2: this replica does not lead now (a standby, or a leader past its leader
+ * lease or deposed): UNAVAILABLE NOT_LEADER, with `leader`, the leading
+ * replica's advertised address, in the details when it is known. The call
+ * may have been written before leadership was lost, so clients retry it
+ * there with the same request id (H7, R4).
+ */
+export function notLeaderFailure(leader: string | undefined): Failure {
+  return leader === undefined
+    ? new Failure(
+        'NOT_LEADER',
+        'this coordinator replica does not lead now and knows no leader yet; retry shortly (H2)',
+      )
+    : new Failure('NOT_LEADER', `this coordinator replica does not lead now; the leader is ${leader} (H2)`, { leader });
+}
