@@ -79,6 +79,39 @@ describe('startGrpcServer', () => {
     await server.stop();
   });
 
+  it('H2: with serving false the service is NOT_SERVING until setServing(true), and back on setServing(false); the server stays SERVING', async () => {
+    const server = await startGrpcServer({
+      serviceName: SERVICE_NAMES.coordinator,
+      listen: '127.0.0.1:0',
+      definition: fencing.Coordinator.service,
+      handlers: {},
+      authenticator: insecureAuthenticator,
+      maxReceiveMessageBytes: 1024 * 1024,
+      serving: false,
+      log: silentLogger,
+    });
+    const health = new healthPackage.grpc.health.v1.Health(server.address, grpc.credentials.createInsecure());
+    const status = (service: string) =>
+      new Promise((resolve, reject) =>
+        (health.Check as (request: unknown, callback: (error: Error | null, response: unknown) => void) => void).call(
+          health,
+          { service },
+          (error, response) => (error ? reject(error) : resolve((response as { status: string }).status)),
+        ),
+      );
+    try {
+      expect(await status(SERVICE_NAMES.coordinator)).toBe('NOT_SERVING');
+      expect(await status('')).toBe('SERVING');
+      server.setServing(true);
+      expect(await status(SERVICE_NAMES.coordinator)).toBe('SERVING');
+      server.setServing(false);
+      expect(await status(SERVICE_NAMES.coordinator)).toBe('NOT_SERVING');
+    } finally {
+      health.close();
+      await server.stop();
+    }
+  });
+
   it('a malformed address is a StartupError too', async () => {
     const start = startGrpcServer({
       serviceName: SERVICE_NAMES.sink,

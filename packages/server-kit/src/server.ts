@@ -52,6 +52,12 @@ export interface ServerSpec {
   readonly streams?: OpenStreams;
   /** V4: streams, buffered bytes and lifetime of one connection; default DEFAULT_CONNECTION_LIMITS. */
   readonly connectionLimits?: ConnectionLimits;
+  /**
+   * Whether health reports `serviceName` SERVING once bound (default true).
+   * A coordinator replica starts false and follows its leadership through
+   * setServing (H2); the server as a whole ('') is SERVING once bound either way.
+   */
+  readonly serving?: boolean;
   readonly log: Logger;
 }
 
@@ -66,6 +72,8 @@ export interface RunningServer {
    * cancels them. A second call with a shorter grace can force a slow stop.
    */
   stop(graceMs?: number): Promise<void>;
+  /** Reports the protocol service SERVING or NOT_SERVING to health checks and watchers; ignored once stopping. */
+  setServing(serving: boolean): void;
 }
 
 /**
@@ -144,15 +152,21 @@ export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> 
     throw error;
   }
   const releaseMemoryBound = holdMemoryBound(spec.log);
+  let stopping = false;
+  const setServing = (serving: boolean) => {
+    if (!stopping) health.setStatus(spec.serviceName, serving ? 'SERVING' : 'NOT_SERVING');
+  };
   health.setStatus('', 'SERVING');
-  health.setStatus(spec.serviceName, 'SERVING');
+  setServing(spec.serving ?? true);
   const address = joinHostPort(host, listener.port);
   spec.log.info({ address, tls: !spec.tls ? 'off' : spec.tls.clientCa ? 'mutual' : 'on' }, 'listening');
 
   return {
     address,
+    setServing,
     stop: (graceMs = 5_000) =>
       new Promise<void>((resolve) => {
+        stopping = true;
         health.setStatus('', 'NOT_SERVING');
         health.setStatus(spec.serviceName, 'NOT_SERVING');
         for (const call of watches) call.end();
