@@ -10,20 +10,20 @@ import { runFencer, startScriptedCoordinator, startTestCluster, type ScriptedCoo
 
 let cluster: Cluster;
 let stopCluster: () => Promise<void>;
-const started: { stop?(): Promise<void>; close?(): Promise<void> }[] = [];
+const stops: (() => Promise<unknown>)[] = [];
 
 beforeAll(async () => {
   ({ cluster, stop: stopCluster } = await startTestCluster('fencer-worker-replicas-'));
 });
 
 afterAll(async () => {
-  for (const one of started.reverse()) await (one.stop ?? one.close)!.call(one);
+  for (const stop of stops.reverse()) await stop();
   await stopCluster?.();
 });
 
 async function standIn(script: ScriptedCoordinator['script']) {
   const replica = await startScriptedCoordinator(script);
-  started.push(replica);
+  stops.push(() => replica.close());
   return replica;
 }
 
@@ -39,7 +39,7 @@ describe('fencer worker over coordinator replicas (H7)', () => {
       tokenFile: cluster.credentials!.workerTokenFiles['worker-a']!,
       args: ['--commands', '--resource', 'replicated', '--ttl-ms', '5000'],
     });
-    started.push(worker);
+    stops.push(() => worker.stop());
 
     worker.send('acquire');
     const acquired = await worker.next('acquired');
