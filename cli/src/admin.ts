@@ -1,7 +1,9 @@
 // `fencer inspect` and `fencer release --force`: the admin actions of A4, as
 // an operator runs them against a live deployment with an admin credential.
+// The coordinator may be several replicas (H7): its calls go to the leader.
 import * as grpc from '@grpc/grpc-js';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { LeaderRouter, toFencerError } from '@fencer/client';
 import {
   bearer,
   channelCredentials,
@@ -9,6 +11,7 @@ import {
   remoteFailure,
   unaryCall,
   type ClientTls,
+  type CoordinatorClient,
   type DescribeResponse__Output,
   type ForceReleaseResponse__Output,
   type ListResultsResponse__Output,
@@ -18,6 +21,7 @@ import {
   ConfigError,
   configuredCommand,
   hostPort,
+  hostPortList,
   positiveInteger,
   readTokenFile,
   tlsOptions,
@@ -26,7 +30,7 @@ import {
 
 /** The flags every admin command shares, as commander parses them. */
 interface AdminFlags extends TlsFlags {
-  coordinator: string;
+  coordinator: readonly string[];
   tokenFile?: string;
   insecure?: boolean;
   timeoutMs: number;
@@ -35,7 +39,8 @@ interface AdminFlags extends TlsFlags {
 
 /** How an admin command reaches the services. */
 interface AdminConfig {
-  readonly coordinator: string;
+  /** The coordinator's replicas (one address when it has none), in the order to try them. */
+  readonly coordinators: readonly string[];
   readonly token: string | undefined;
   readonly tls: ClientTls | undefined;
   readonly timeoutMs: number;
@@ -47,8 +52,11 @@ const ENV = 'FENCER_ADMIN';
 /** --coordinator, --token-file / --insecure, --tls-*, --timeout-ms, --json (each also FENCER_ADMIN_*). */
 function adminOptions(): Option[] {
   return [
-    new Option('--coordinator <host:port>', 'the coordinator')
-      .argParser(hostPort)
+    new Option(
+      '--coordinator <host:port,...>',
+      'the coordinator; several replicas comma-separated, and each call goes to the leader (H7)',
+    )
+      .argParser(hostPortList)
       .makeOptionMandatory()
       .env(`${ENV}_COORDINATOR`),
     new Option('--token-file <file>', 'file holding an admin bearer token').env(`${ENV}_TOKEN_FILE`),
@@ -66,7 +74,7 @@ function adminConfig(flags: AdminFlags): AdminConfig {
   if (flags.tokenFile === undefined && flags.insecure !== true && flags.tlsCert === undefined)
     throw new ConfigError('give --token-file FILE, a client certificate (--tls-cert, --tls-key) or --insecure');
   return Object.freeze({
-    coordinator: flags.coordinator,
+    coordinators: flags.coordinator,
     token: flags.tokenFile === undefined ? undefined : readTokenFile(flags.tokenFile),
     tls: clientTls(flags),
     timeoutMs: flags.timeoutMs,
@@ -95,15 +103,68 @@ async function adminCall<Req, Res>(
       metadata: config.token === undefined ? new grpc.Metadata() : bearer(config.token),
     });
   } catch (error) {
-    const failure = remoteFailure(error as grpc.ServiceError);
-    const code = grpc.status[failure.code];
-    const reason = failure.reason && failure.reason !== code ? ` ${failure.reason}` : '';
-    throw new AdminCallError(`${address}: ${code}${reason}: ${failure.message}`);
+    throw AdminCallError.of(address, remoteFailure(error as grpc.ServiceError));
   }
 }
 
 /** A refused or failed call: printed as one line, exit 1. */
-class AdminCallError extends Error {}
+class AdminCallError extends Error {
+  /** "ADDRESS: CODE REASON: message", the reason left out when it only repeats the code. */
+  static of(address: string, failure: { code: number; reason: string; message: string }): AdminCallError {
+    const code = grpc.status[failure.code];
+    const reason = failure.reason && failure.reason !== code ? ` ${failure.reason}` : '';
+    return new AdminCallError(`${address}: ${code}${reason}: ${failure.message}`);
+  }
+}
+
+/**
+ * The coordinator's replicas as one service: each call goes to the leader,
+ * following NOT_LEADER and going past a replica that cannot be reached, as
+ * the worker library does (LeaderRouter); each attempt has the command's
+ * deadline. A refusal, or every replica failing, is an AdminCallError naming
+ * the replica that answered last.
+ */
+class AdminCoordinator {
+  readonly #config: AdminConfig;
+  readonly #router: LeaderRouter;
+  readonly #clients = new Map<string, CoordinatorClient>();
+
+  constructor(config: AdminConfig) {
+    this.#config = config;
+    this.#router = new LeaderRouter(config.coordinators);
+  }
+
+  async call<Req, Res>(method: (client: CoordinatorClient) => Unary<Req, Res>, request: Req): Promise<Res> {
+    let address = this.#router.leader;
+    try {
+      return await this.#router.call(async (replica) => {
+        address = replica;
+        const client = this.#client(replica);
+        return unaryCall(client, method(client), request, {
+          timeoutMs: this.#config.timeoutMs,
+          metadata: this.#config.token === undefined ? new grpc.Metadata() : bearer(this.#config.token),
+        }).catch((error: unknown) => {
+          throw toFencerError(error);
+        });
+      });
+    } catch (error) {
+      throw AdminCallError.of(address, toFencerError(error));
+    }
+  }
+
+  close(): void {
+    for (const client of this.#clients.values()) client.close();
+  }
+
+  #client(address: string): CoordinatorClient {
+    let client = this.#clients.get(address);
+    if (client === undefined) {
+      client = new fencing.Coordinator(address, channelCredentials(this.#config.tls));
+      this.#clients.set(address, client);
+    }
+    return client;
+  }
+}
 
 /** Runs an admin command's body; an AdminCallError is one line on stderr and exit status 1. */
 async function reporting(command: string, body: () => Promise<void>): Promise<void> {
@@ -152,14 +213,11 @@ export function inspectCommand(): Command {
     },
     (config, resource: string) =>
       reporting('inspect', async () => {
-        const credentials = channelCredentials(config.tls);
-        const coordinator = new fencing.Coordinator(config.coordinator, credentials);
-        const sink = new fencing.Sink(config.sink, credentials);
+        const coordinator = new AdminCoordinator(config);
+        const sink = new fencing.Sink(config.sink, channelCredentials(config.tls));
         try {
           const [described, listed] = await Promise.all([
-            adminCall<object, DescribeResponse__Output>(config, config.coordinator, coordinator, coordinator.Describe, {
-              resource,
-            }),
+            coordinator.call<object, DescribeResponse__Output>((client) => client.Describe, { resource }),
             adminCall<object, ListResultsResponse__Output>(config, config.sink, sink, sink.ListResults, {
               resource,
               limit: config.limit,
@@ -242,21 +300,14 @@ export function releaseCommand(): Command {
     },
     (config, resource: string) =>
       reporting('release', async () => {
-        const coordinator = new fencing.Coordinator(config.coordinator, channelCredentials(config.tls));
+        const coordinator = new AdminCoordinator(config);
         try {
           // Reading the token first names the grant, so rerunning the command
           // after a lost answer cannot cut off a holder that came later.
           const token =
             config.grantToken ??
-            (
-              await adminCall<object, DescribeResponse__Output>(
-                config,
-                config.coordinator,
-                coordinator,
-                coordinator.Describe,
-                { resource },
-              )
-            ).last_token;
+            (await coordinator.call<object, DescribeResponse__Output>((client) => client.Describe, { resource }))
+              .last_token;
           if (token === '0') {
             print(
               config.json
@@ -265,13 +316,10 @@ export function releaseCommand(): Command {
             );
             return;
           }
-          const answer = await adminCall<object, ForceReleaseResponse__Output>(
-            config,
-            config.coordinator,
-            coordinator,
-            coordinator.ForceRelease,
-            { resource, token },
-          );
+          const answer = await coordinator.call<object, ForceReleaseResponse__Output>((client) => client.ForceRelease, {
+            resource,
+            token,
+          });
           if (config.json) print(JSON.stringify({ resource, token, ...answer }));
           else if (answer.forced)
             print(`${resource}: the grant of token ${token} is ended; the sink's fence is now ${answer.fence}`);

@@ -15,9 +15,11 @@ import {
   sinkApi,
   sinkClient,
   startFencer,
+  startScriptedCoordinator,
   stopFencer,
   tempDir,
   type FencerProcess,
+  type ScriptedCoordinator,
 } from '@fencer/testkit';
 
 const TOKENS = {
@@ -31,7 +33,7 @@ const dir = tempDir('fencer-admin-');
 const tokenFile = (identity: keyof typeof TOKENS) => join(dir.path, `${identity}.token`);
 let sink: FencerProcess;
 let coordinator: FencerProcess;
-const clients: { close(): void }[] = [];
+const clients: { close(): unknown }[] = [];
 
 beforeAll(async () => {
   const credentials = join(dir.path, 'credentials.json');
@@ -62,7 +64,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const client of clients) client.close();
+  for (const client of clients) await client.close();
   if (coordinator) await stopFencer(coordinator);
   if (sink) await stopFencer(sink);
   dir.remove();
@@ -93,23 +95,15 @@ function workerA() {
   };
 }
 
-/** `fencer <command> RESOURCE` as the admin (or `as`), with --json. */
+/** `fencer <command> RESOURCE` as the admin (or `as`), with --json; `coordinators` default: the one coordinator. */
 async function admin(
   command: 'inspect' | 'release',
   resource: string,
   extra: string[] = [],
   as: keyof typeof TOKENS = 'root',
+  coordinators = coordinator.address,
 ) {
-  const args = [
-    command,
-    resource,
-    '--coordinator',
-    coordinator.address,
-    '--token-file',
-    tokenFile(as),
-    '--json',
-    ...extra,
-  ];
+  const args = [command, resource, '--coordinator', coordinators, '--token-file', tokenFile(as), '--json', ...extra];
   if (command === 'inspect') args.push('--sink', sink.address);
   if (command === 'release') args.push('--force');
   return runFencer(args);
@@ -218,6 +212,61 @@ describe('fencer inspect (A4)', () => {
     expect(text.code).toBe(0);
     expect(text.stdout).toContain('held by "worker-a"');
     expect(text.stdout).toContain(`sink fence   ${lease.token}, bound to "worker-a"`);
+  });
+});
+
+// The replicas here are stand-ins (startScriptedCoordinator: real grpc-js
+// servers on real sockets answering as each test scripts), because the
+// replicas of services/coordinator are built apart; the leader they name is
+// the real coordinator above, which is not in the list: only following
+// NOT_LEADER reaches it.
+describe('admin commands over coordinator replicas (H7)', () => {
+  async function standIn(script: ScriptedCoordinator['script']) {
+    const replica = await startScriptedCoordinator(script);
+    clients.push(replica);
+    return replica;
+  }
+
+  it('inspect and release --force go past an unreachable replica and follow NOT_LEADER to the leader', async () => {
+    const worker = workerA();
+    const resource = 'replicated';
+    const lease = await worker.acquire(resource);
+    const electing = await standIn(() => ({ notLeader: null }));
+    const standby = await standIn(() => ({ notLeader: coordinator.address }));
+    const replicas = `127.0.0.1:1,${electing.address},${standby.address}`;
+
+    const inspection = json(await admin('inspect', resource, [], 'root', replicas));
+    expect(inspection.coordinator.lease).toMatchObject({ owner_id: 'worker-a', token: lease.token });
+    const forced = json(await admin('release', resource, [], 'root', replicas));
+    expect(forced).toMatchObject({ resource, token: lease.token, forced: true });
+    // Each command's first call asked each stand-in once; release's ForceRelease then went straight to the leader.
+    for (const replica of [electing, standby])
+      expect(replica.calls.map((call) => call.method)).toEqual(['Describe', 'Describe']);
+    expect((await worker.describe(resource)).lease).toBeNull();
+  });
+
+  it('no replica leading: one line naming the last replica asked and NOT_LEADER, exit 1', async () => {
+    const a = await standIn(() => ({ notLeader: null }));
+    const b = await standIn(() => ({ notLeader: null }));
+    const result = await admin('release', 'leaderless', [], 'root', `${a.address},${b.address}`);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        new RegExp(`^fencer release: ${b.address.replace(/\./g, '\\.')}: UNAVAILABLE NOT_LEADER: `),
+      ),
+    ]);
+  });
+
+  it.each([
+    ['127.0.0.1:1,', 'address 2 of "127.0.0.1:1," is empty'],
+    ['127.0.0.1:1,127.0.0.1:1', '"127.0.0.1:1" is listed twice'],
+    ['127.0.0.1', 'address 1 of "127.0.0.1": expected HOST:PORT'],
+  ])('refuses --coordinator %j with one line naming the entry', async (list, message) => {
+    for (const command of ['inspect', 'release']) {
+      const result = await runFencer([command, 'r', '--coordinator', list, '--insecure']);
+      expect(result.code).not.toBe(0);
+      expect(result.stderr.trim().split('\n')).toEqual([expect.stringContaining(message)]);
+    }
   });
 });
 
