@@ -28,7 +28,7 @@ import {
 } from '../checker/history.js';
 import type { SendingEvent } from '@fencer/worker';
 import type { Violation } from '../checker/round.js';
-import { FaketimeClock } from '../nemesis/clock.js';
+import { FaketimeClock, type ClockRateBound } from '../nemesis/clock.js';
 import { clusterLink, type LinkTarget } from '../nemesis/network.js';
 import type { Nemesis } from '../nemesis/fault.js';
 import { readFinalState } from '../workload/workload.js';
@@ -64,6 +64,8 @@ export interface ScenarioVerdict {
   readonly violations: readonly Violation[];
   /** The clock uncertainty (ms) the check assumed: `options` named it, or Scenario.clockUncertaintyMs. */
   readonly clockUncertaintyMs: number;
+  /** The bound on the coordinator's clock the lock model assumed, if not the real rate. */
+  readonly coordinatorClock?: ClockRateBound;
 }
 
 // Fault records carry performance.now() of this process; history times are
@@ -286,7 +288,8 @@ export class Scenario {
    * Ends the run: heals what is still injected, stops the workers, reads
    * the sink's final state and checks the history (S1–S6 and the lock
    * model, as `options` say; a coordinator on a fake clock gives the lock
-   * model its bound unless `options` name one).
+   * model its bound over spans of the longest TTL asked for, unless
+   * `options` name one).
    */
   async verdict(options: CheckOptions = {}): Promise<ScenarioVerdict> {
     // A worker that died mid-run took calls with it that the history never saw.
@@ -309,16 +312,18 @@ export class Scenario {
       final: await readFinalState(this.cluster, operations),
       faults: [...this.#faults],
     };
-    const coordinatorClock = this.clocks.coordinator?.bound();
+    // The lock model compares the coordinator's clock over spans no longer than a lease's TTL.
+    const coordinatorClock = options.coordinatorClock ?? this.clocks.coordinator?.bound(longestTtlMs(operations));
     const clockUncertaintyMs = options.clockUncertaintyMs ?? this.clockUncertaintyMs;
     return {
       history,
       violations: checkHistory(history, {
-        ...(coordinatorClock ? { coordinatorClock } : {}),
         ...options,
+        ...(coordinatorClock ? { coordinatorClock } : {}),
         clockUncertaintyMs,
       }),
       clockUncertaintyMs,
+      ...(coordinatorClock ? { coordinatorClock } : {}),
     };
   }
 
@@ -337,6 +342,15 @@ export class Scenario {
       for (const clock of [...Object.values(this.clocks), ...this.#workers.map((w) => w.clock)]) clock?.close();
     }
   }
+}
+
+/** The longest TTL any Acquire or Renew of `operations` asked for (ms; a Renew's 0 keeps one asked before); 0 if none. */
+function longestTtlMs(operations: readonly Operation[]): number {
+  return operations.reduce(
+    (most, op) =>
+      op.method === 'Acquire' || op.method === 'Renew' ? Math.max(most, Number(op.request.ttl_ms) || 0) : most,
+    0,
+  );
 }
 
 /**

@@ -9,6 +9,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, configuredCommand, positiveInteger } from '@fencer/server-kit';
 import { writeHistory } from '../history-export/json-lines.js';
 import { OPPORTUNITY_MEANINGS, opportunities, type Opportunities } from '../checker/opportunities.js';
+import { libfaketime } from '../nemesis/clock.js';
 import { writeReport } from '../report/html.js';
 import { WORKLOAD_MIXES, type WorkloadMix } from '../workload/workload.js';
 import { runSoak, type SoakProgress, type SoakResult } from './soak.js';
@@ -82,6 +83,16 @@ export function chaosCommand(): Command {
   );
 }
 
+/** Whether libfaketime is installed, which the clock-skew nemesis needs. */
+function hasLibfaketime(): boolean {
+  try {
+    libfaketime();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function seedOf(value: string): number {
   if (!/^\d{1,10}$/.test(value) || Number(value) >= 2 ** 32) {
     throw new InvalidArgumentError('expected an integer from 0 to 4294967295');
@@ -100,10 +111,16 @@ async function runChaos(config: ChaosConfig): Promise<void> {
   process.stdout.write(
     `fencer chaos: seed ${config.seed}, ${config.seconds} s, ${config.workers} workers on ${config.resources} resources, mix ${config.mix}\n`,
   );
+  // Clock skew needs libfaketime; a machine without it soaks every other fault.
+  const clockSkew = hasLibfaketime();
+  if (!clockSkew) {
+    process.stdout.write('clock-skew left out: libfaketime is not installed (Debian: apt-get install faketime)\n');
+  }
   let result: SoakResult;
   try {
     result = await runSoak({
       ...config,
+      clockSkew,
       data,
       signal: stopping.signal,
       onProgress: progressBar(),
@@ -130,6 +147,12 @@ async function runChaos(config: ChaosConfig): Promise<void> {
   process.stdout.write(
     `clock uncertainty assumed: ${result.clockUncertaintyMs.toFixed(3)} ms between any two processes (measured by round trips to each worker, at least 1 ms)\n`,
   );
+  if (result.coordinatorClock) {
+    const { maxRate, aheadMs } = result.coordinatorClock;
+    process.stdout.write(
+      `coordinator clock assumed: at most x${maxRate} the real rate plus ${Math.ceil(aheadMs)} ms over any TTL (clock skew; L2 judged on that)\n`,
+    );
+  }
   process.stdout.write(
     opportunityLines(opportunities(history.operations, { clockUncertaintyMs: result.clockUncertaintyMs })),
   );

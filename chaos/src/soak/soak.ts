@@ -4,14 +4,15 @@
 // latency past the TTL, resets, pauses of any process, crashes of either
 // service, a coordinator crashed with its data wiped, and a split brain: a
 // rival coordinator on the same sink, with every other worker of each
-// resource sent to it while it runs) drawn from the seed, so the same seed
-// replays the same faults at the same offsets. The history is checked at
-// the end. S1 and S3–S6 are judged in full whatever the faults: the sink's
-// fence arbitrates every write, whoever granted its token (L3, F4), which is
-// the point of the project. A wipe and a split brain break two promises of
-// the coordinator by design, and the checker relaxes exactly those, only
-// around the periods the history records for them (a wiped coordinator
-// forgets its holders and request records; a rival grants from its own):
+// resource sent to it while it runs, and clock skew) drawn from the seed, so
+// the same seed replays the same faults at the same offsets. The history is
+// checked at the end. S1 and S3–S6 are judged in full whatever the faults:
+// the sink's fence arbitrates every write, whoever granted its token (L3,
+// F4), which is the point of the project. A wipe and a split brain break two
+// promises of the coordinator by design, and the checker relaxes exactly
+// those, only around the periods the history records for them (a wiped
+// coordinator forgets its holders and request records; a rival grants from
+// its own):
 // - the lock model does not judge L2 on a grant whose call overlaps such a
 //   period or the TTL after it (by then every lease the other memory knew
 //   has run out), since L3 lets a coordinator grant over a lease it never
@@ -22,12 +23,27 @@
 // - S2 is not judged between two grants of one request id sent before such
 //   a period ended and answered after it began (R1's records live in one
 //   coordinator's memory), and is judged everywhere else.
+// Clock skew: the coordinator and every other worker run under libfaketime,
+// at the real rate until the nemesis sets another. L1 lets a coordinator on
+// a fast clock end leases early in real time, so the lock model is given the
+// most its clock can have run ahead (Scenario.verdict); a worker on a slow
+// clock believes in a lease the coordinator has ended, and only the fence
+// may refuse it (S3). A skewed worker's own stamps never reach the history:
+// the harness maps them to its own clock (earliest possible sending, its own
+// receipt of the answer), and the workers on real clocks are probed.
 import { join } from 'node:path';
 import { sleep } from '@fencer/client';
 import type { Violation } from '../checker/round.js';
 import { checkHistory } from '../checker/check.js';
 import type { History } from '../checker/history.js';
-import { nemesisFor, schedule, type ScheduledFault } from '../nemesis/index.js';
+import {
+  libfaketime,
+  nemesisFor,
+  schedule,
+  type ClockRateBound,
+  type FaketimeClock,
+  type ScheduledFault,
+} from '../nemesis/index.js';
 import type { NemesisKind } from '../nemesis/fault.js';
 import type { LinkTarget } from '../nemesis/network.js';
 import { Scenario, type ScenarioOptions } from '../scenario/harness.js';
@@ -47,7 +63,11 @@ export const SOAK_KINDS: readonly NemesisKind[] = Object.freeze([
   'crash',
   'crash-wipe',
   'split-brain',
+  'clock-skew',
 ]);
+
+/** The rates clock-skew sets in a soak, faster and slower; the coordinator's fastest bounds the lock model's trust in a TTL. */
+const SOAK_CLOCK_RATES: readonly number[] = Object.freeze([2, 0.5, 0.25]);
 
 /** What a soak runs. */
 export interface SoakOptions {
@@ -70,6 +90,12 @@ export interface SoakOptions {
    * soaks a broken variant (chaos/variants). No flag of `fencer chaos` sets it.
    */
   readonly binaries?: ScenarioOptions['binaries'];
+  /**
+   * Run the coordinator and every other worker under libfaketime and draw
+   * clock-skew (default true). Throws at the start if libfaketime is not
+   * installed; false leaves clock-skew out, with every process on its real clock.
+   */
+  readonly clockSkew?: boolean;
   /** Called about twice a second while the run goes on. */
   readonly onProgress?: (progress: SoakProgress) => void;
   /** Ends the run early: faults are healed, everything is stopped, and runSoak rejects with the reason. */
@@ -94,6 +120,8 @@ export interface SoakResult {
   readonly violations: readonly Violation[];
   /** The clock uncertainty the check assumed (ms): measured at the workers' start (Scenario.clockUncertaintyMs). */
   readonly clockUncertaintyMs: number;
+  /** How fast the lock model took the coordinator's clock to have run, if clock skew made it other than the real rate. */
+  readonly coordinatorClock?: ClockRateBound;
 }
 
 const SOAK_WORKLOAD = { ...DEFAULT_WORKLOAD, stepMs: 50 };
@@ -103,10 +131,14 @@ const LATENCY_MS = DEFAULT_WORKLOAD.ttlMs * 1.5;
 /** Runs one soak to the end and checks it; the cluster is stopped whatever happens. */
 export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   const owners = Array.from({ length: options.workers }, (_, i) => `worker-${String.fromCharCode(97 + i)}`);
+  const clockSkew = options.clockSkew ?? true;
+  // Says which library is missing before anything starts.
+  if (clockSkew) libfaketime();
   const s = await Scenario.start({
     name: `soak${options.seed}`,
     data: join(options.data),
     workers: owners,
+    ...(clockSkew ? { clocks: ['coordinator'] } : {}),
     ...(options.toxiproxyUrl ? { toxiproxyUrl: options.toxiproxyUrl } : {}),
     ...(options.binaries ? { binaries: options.binaries } : {}),
   });
@@ -120,6 +152,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
           mix === 'loop'
             ? loopingWorkerArgs(resource, SOAK_WORKLOAD)
             : mixWorkerArgs(resource, mix, options.seed * 26 + i, SOAK_WORKLOAD),
+          { clock: clockSkew && i % 2 === 0 },
         );
       }),
     );
@@ -141,11 +174,15 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       .filter((_, i) => Math.floor(i / options.resources) % 2 === 1)
       .map((w) => w.links.coordinator);
     const pids = Object.fromEntries(workers.map((w) => [w.owner, w.child.pid!]));
+    const clocks: Record<string, FaketimeClock> = Object.fromEntries(
+      workers.flatMap((w) => (w.clock ? [[w.owner, w.clock]] : [])),
+    );
+    if (s.clocks.coordinator) clocks.coordinator = s.clocks.coordinator;
     const totalMs = options.seconds * 1_000;
     const plan = schedule({
       seed: options.seed,
       durationMs: totalMs,
-      kinds: SOAK_KINDS,
+      kinds: clockSkew ? SOAK_KINDS : SOAK_KINDS.filter((kind) => kind !== 'clock-skew'),
       targets: {
         partition: linkNames,
         blackhole: linkNames,
@@ -156,6 +193,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         flap: linkNames,
         isolate: [...owners, 'sink', 'coordinator'],
         pause: [...owners, 'sink', 'coordinator'],
+        'clock-skew': Object.keys(clocks),
       },
       faultMs: [300, 2_500],
       maxConcurrent: 2,
@@ -199,7 +237,16 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         await previous;
         if (s.workerExits.length > 0) throw new Error(`a worker died: ${s.workerExits.join('; ')}`);
         const heal = await s.inject(
-          nemesisFor(s.cluster, fault, { latencyMs: LATENCY_MS, pids, links, linksOf, rivalLinks }),
+          nemesisFor(s.cluster, fault, {
+            latencyMs: LATENCY_MS,
+            pids,
+            links,
+            linksOf,
+            rivalLinks,
+            clocks,
+            // From the plan, so a seed replays the rates too.
+            clockRate: SOAK_CLOCK_RATES[fault.atMs % SOAK_CLOCK_RATES.length]!,
+          }),
         );
         faults++;
         // In effect for its whole planned length, even if it struck late:
@@ -219,8 +266,15 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     } finally {
       clearInterval(progress);
     }
-    const { history, violations, clockUncertaintyMs } = await s.verdict();
-    return { seed: options.seed, plan, history, violations, clockUncertaintyMs };
+    const { history, violations, clockUncertaintyMs, coordinatorClock } = await s.verdict();
+    return {
+      seed: options.seed,
+      plan,
+      history,
+      violations,
+      clockUncertaintyMs,
+      ...(coordinatorClock ? { coordinatorClock } : {}),
+    };
   } finally {
     await s.stop();
   }
