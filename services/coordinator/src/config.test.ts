@@ -46,6 +46,8 @@ describe('coordinator configuration', () => {
     const config = await parse(['--insecure']);
     expect(config).toEqual({
       listen: '127.0.0.1:50052',
+      store: 'level',
+      etcd: null,
       dataDir: './data/coordinator',
       repair: false,
       sink: '127.0.0.1:50051',
@@ -106,6 +108,11 @@ describe('coordinator configuration', () => {
       FENCER_COORDINATOR_MAX_ACQUIRES_PER_SECOND: '2',
       FENCER_COORDINATOR_MAX_IDLE_RESOURCES: '0',
       FENCER_COORDINATOR_MAX_CONCURRENT_STREAMS: '7',
+      FENCER_COORDINATOR_STORE: 'etcd',
+      FENCER_COORDINATOR_ETCD: '127.0.0.1:2379,127.0.0.1:2380',
+      FENCER_COORDINATOR_ETCD_PREFIX: '/team-a/',
+      FENCER_COORDINATOR_LEADER_TTL_MS: '3000',
+      FENCER_COORDINATOR_ADVERTISE: 'coordinator-1.example:50052',
     });
     expect(config).toMatchObject({
       listen: '127.0.0.1:7001',
@@ -120,6 +127,13 @@ describe('coordinator configuration', () => {
       metrics: '127.0.0.1:0',
       coreLimits: { maxRequestRecords: 50, maxRecordsPerOwner: 5, maxAcquiresPerSecond: 2, maxIdleResources: 0 },
       connectionLimits: { maxConcurrentStreams: 7 },
+      store: 'etcd',
+      etcd: {
+        endpoints: ['127.0.0.1:2379', '127.0.0.1:2380'],
+        prefix: '/team-a/',
+        leaderTtlMs: 3_000,
+        advertise: 'coordinator-1.example:50052',
+      },
     });
     expect(config.tls?.clientCa).toBeInstanceOf(Buffer);
     expect(Object.keys(config.sinkTls ?? {}).sort()).toEqual(['ca', 'cert', 'key']);
@@ -146,6 +160,34 @@ describe('coordinator configuration', () => {
     });
   });
 
+  it('H1: --store etcd takes the etcd defaults; the advertised address defaults to the listening one', async () => {
+    const config = await parse(['--insecure', '--store', 'etcd', '--etcd', '127.0.0.1:2379']);
+    expect(config.store).toBe('etcd');
+    expect(config.etcd).toEqual({
+      endpoints: ['127.0.0.1:2379'],
+      prefix: '/fencer/v1/',
+      leaderTtlMs: 5_000,
+      advertise: undefined,
+    });
+    expect(Object.isFrozen(config.etcd)).toBe(true);
+  });
+
+  it.each([
+    [['--store', 'etcd'], /^--store etcd needs --etcd HOST:PORT/],
+    [['--store', 'etcd', '--etcd', '127.0.0.1:2379', '--etcd-prefix', '/fencer'], /^--etcd-prefix must end with '\/'/],
+    [
+      ['--store', 'etcd', '--etcd', '127.0.0.1:2379', '--leader-ttl-ms', '999'],
+      /^--leader-ttl-ms must be at least 1000/,
+    ],
+    [['--etcd', '127.0.0.1:2379'], /^--etcd is only read with --store etcd$/],
+    [['--advertise', '127.0.0.1:1'], /^--advertise is only read with --store etcd$/],
+  ])('refuses %j with a one-line config error naming the flag', async (args, message) => {
+    const error = await parse(['--insecure', ...args]).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'fencer.config' });
+    expect((error as Error).message.replace(/^error: /, '')).toMatch(message);
+    expect((error as Error).message).not.toContain('\n');
+  });
+
   it.each([
     ['neither --credentials nor --insecure', {}],
     ['both --credentials and --insecure', { credentials: '/x', insecure: true }],
@@ -156,7 +198,16 @@ describe('coordinator configuration', () => {
     ['a sink token file with two tokens', { insecure: true, sinkTokenFile: file('two-tokens', 'a b') }],
     ['a sink deadline past the timer range', { insecure: true, sinkDeadlineMs: 2 ** 31 }],
   ])('refuses %s with a one-line ConfigError', (_name, options) => {
-    const base = { listen: '127.0.0.1:0', data: dir, sink: '127.0.0.1:1', requestRetentionMs: 1, sinkDeadlineMs: 1 };
+    const base = {
+      listen: '127.0.0.1:0',
+      data: dir,
+      sink: '127.0.0.1:1',
+      requestRetentionMs: 1,
+      sinkDeadlineMs: 1,
+      store: 'level' as const,
+      etcdPrefix: '/fencer/v1/',
+      leaderTtlMs: 5_000,
+    };
     let error: unknown;
     try {
       coordinatorConfig({ ...base, ...options });
@@ -178,6 +229,10 @@ describe('coordinator configuration', () => {
     ['--listen', 'nowhere'],
     ['--sink', 'host:99999'],
     ['--metrics', ':80'],
+    ['--store', 'rocksdb'],
+    ['--etcd', '127.0.0.1:2379,,127.0.0.1:2380'],
+    ['--leader-ttl-ms', '0'],
+    ['--advertise', 'nowhere'],
   ])('rejects %s %s as a CLI error', async (flag, value) => {
     await expect(parse(['--insecure', flag, value])).rejects.toMatchObject({ code: 'commander.invalidArgument' });
   });

@@ -11,6 +11,7 @@ import {
   connectionLimits,
   configuredCommand,
   hostPort,
+  hostPortList,
   nonNegativeInteger,
   positiveInteger,
   serverAuth,
@@ -23,6 +24,7 @@ import {
   type TlsFlags,
 } from '@fencer/server-kit';
 import { DEFAULT_CORE_LIMITS, type CoreLimits } from './core/quota.js';
+import { DEFAULT_ETCD_PREFIX } from './adapters/etcd-store.js';
 
 export { ConfigError };
 
@@ -35,11 +37,34 @@ export type CoordinatorAuth = ServerAuth;
  */
 export const MAX_SINK_DEADLINE_MS = 600_000;
 
+/** Where the lease state lives: the embedded LevelDB (one coordinator), or etcd shared by replicas (H1). */
+export type StoreKind = 'level' | 'etcd';
+export const STORE_KINDS: readonly StoreKind[] = ['level', 'etcd'];
+
+/** The shortest --leader-ttl-ms: etcd leases are whole seconds, and the leader renews several times per TTL (H2). */
+export const MIN_LEADER_TTL_MS = 1_000;
+
+/** A replica's etcd settings (H1, H2), with --store etcd. */
+export interface EtcdConfig {
+  /** HOST:PORT of each etcd member this replica dials (--etcd). */
+  readonly endpoints: readonly string[];
+  /** Every key of the store and the election is under it; ends in '/' (--etcd-prefix). */
+  readonly prefix: string;
+  /** The election session's TTL in ms (--leader-ttl-ms, default 5000). */
+  readonly leaderTtlMs: number;
+  /** HOST:PORT clients are sent to while this replica leads (--advertise); undefined: the address it listens on. */
+  readonly advertise: string | undefined;
+}
+
 /** A validated, frozen coordinator configuration. */
 export interface CoordinatorConfig {
   /** HOST:PORT to serve gRPC on; port 0 picks a free port. */
   readonly listen: string;
-  /** LevelDB directory, created when missing; one coordinator per directory. */
+  /** level (default) or etcd (H1). */
+  readonly store: StoreKind;
+  /** With --store etcd, where and how; null with --store level. */
+  readonly etcd: EtcdConfig | null;
+  /** LevelDB directory, created when missing; one coordinator per directory (--store level). */
   readonly dataDir: string;
   /** T2: open a damaged data directory with what is left, instead of refusing to start. */
   readonly repair: boolean;
@@ -83,6 +108,11 @@ interface RawOptions extends TlsFlags, Partial<Record<keyof CoreLimits | keyof C
   requestRetentionMs: number;
   sinkDeadlineMs: number;
   metrics?: string;
+  store: StoreKind;
+  etcd?: readonly string[];
+  etcdPrefix: string;
+  leaderTtlMs: number;
+  advertise?: string;
 }
 
 /** Validates parsed options (reading the credentials and sink token files) into a frozen config. Throws ConfigError. */
@@ -95,6 +125,8 @@ export function coordinatorConfig(options: RawOptions): CoordinatorConfig {
   }
   return Object.freeze({
     listen: options.listen,
+    store: options.store,
+    etcd: etcdConfig(options),
     dataDir: options.data,
     repair: options.repair === true,
     sink: options.sink,
@@ -113,6 +145,27 @@ export function coordinatorConfig(options: RawOptions): CoordinatorConfig {
       maxIdleResources: options.maxIdleResources ?? DEFAULT_CORE_LIMITS.maxIdleResources,
     }),
     connectionLimits: connectionLimits(options),
+  });
+}
+
+/** The etcd settings of --store etcd; null for --store level, which refuses the etcd-only flags. Throws ConfigError. */
+function etcdConfig(options: RawOptions): EtcdConfig | null {
+  if (options.store === 'level') {
+    if (options.etcd !== undefined) throw new ConfigError('--etcd is only read with --store etcd');
+    if (options.advertise !== undefined) throw new ConfigError('--advertise is only read with --store etcd');
+    return null;
+  }
+  if (options.etcd === undefined)
+    throw new ConfigError('--store etcd needs --etcd HOST:PORT[,HOST:PORT...], the etcd members to use');
+  if (!options.etcdPrefix.endsWith('/'))
+    throw new ConfigError(`--etcd-prefix must end with '/' (got ${JSON.stringify(options.etcdPrefix)})`);
+  if (options.leaderTtlMs < MIN_LEADER_TTL_MS)
+    throw new ConfigError(`--leader-ttl-ms must be at least ${MIN_LEADER_TTL_MS} (etcd leases are whole seconds)`);
+  return Object.freeze({
+    endpoints: options.etcd,
+    prefix: options.etcdPrefix,
+    leaderTtlMs: options.leaderTtlMs,
+    advertise: options.advertise,
   });
 }
 
@@ -181,6 +234,23 @@ export function buildCoordinatorCommand(run: (config: CoordinatorConfig) => Prom
         .default(DEFAULT_CORE_LIMITS.maxIdleResources)
         .argParser(nonNegativeInteger),
       ...connectionLimitOptions('FENCER_COORDINATOR'),
+      new Option('--store <kind>', 'where the lease state lives: level (this machine) or etcd (shared by replicas, H1)')
+        .env('FENCER_COORDINATOR_STORE')
+        .choices(STORE_KINDS)
+        .default('level'),
+      new Option('--etcd <host:port,...>', 'the etcd members to keep the state in and campaign on (--store etcd)')
+        .env('FENCER_COORDINATOR_ETCD')
+        .argParser(hostPortList),
+      new Option('--etcd-prefix <prefix>', "every etcd key of this coordinator's state is under it (ends in '/')")
+        .env('FENCER_COORDINATOR_ETCD_PREFIX')
+        .default(DEFAULT_ETCD_PREFIX),
+      new Option('--leader-ttl-ms <n>', "the leader election session's TTL; a dead leader is replaced within it (H2)")
+        .env('FENCER_COORDINATOR_LEADER_TTL_MS')
+        .default(5_000)
+        .argParser(positiveInteger),
+      new Option('--advertise <host:port>', 'the address standbys send clients to while this replica leads (H2, H7)')
+        .env('FENCER_COORDINATOR_ADVERTISE')
+        .argParser(hostPort),
     ],
     coordinatorConfig,
     run,

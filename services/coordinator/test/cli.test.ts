@@ -50,6 +50,11 @@ describe('fencer coordinator (CLI)', () => {
       '--request-retention-ms',
       '--sink-deadline-ms',
       '--metrics',
+      '--store',
+      '--etcd',
+      '--etcd-prefix',
+      '--leader-ttl-ms',
+      '--advertise',
     ]) {
       expect(result.stdout).toContain(flag);
     }
@@ -63,6 +68,8 @@ describe('fencer coordinator (CLI)', () => {
     ['neither --credentials nor --insecure', []],
     ['both --credentials and --insecure', ['--insecure', '--credentials', '/dev/null']],
     ['an unreadable sink token file', ['--insecure', '--sink-token-file', '/nonexistent/token']],
+    ['an unknown store', ['--insecure', '--store', 'rocksdb']],
+    ['--store etcd without --etcd (H1)', ['--insecure', '--store', 'etcd']],
   ])('%s → non-zero exit with a one-line message', async (_name, args) => {
     const result = await runFencer(['coordinator', '--data', join(dir.path, 'never'), ...args]);
     expect(result.code).not.toBe(0);
