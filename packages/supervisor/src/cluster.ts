@@ -8,6 +8,7 @@
 // (that is the caller's lifecycle).
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { SERVICE_NAMES } from '@fencer/proto';
 import { ConfigError, joinHostPort, splitHostPort } from '@fencer/server-kit';
 import { Toxiproxy, type Proxy } from 'toxiproxy-node-client';
 import { ensureCredentials, type ClusterCredentials } from './credentials.js';
@@ -457,17 +458,11 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       };
     }
 
-    const serving = async (timeoutMs = 2_000): Promise<ReplicaName[]> => {
-      const answers = await Promise.all(
-        replicas.map(async ({ name, child }) =>
-          (await healthStatus(child.ready.address, COORDINATOR_SERVICE, timeoutMs).catch(() => 'UNREACHABLE')) ===
-          'SERVING'
-            ? name
-            : undefined,
-        ),
+    const serving = (timeoutMs?: number) =>
+      replicasServing(
+        replicas.map(({ name, child }) => ({ name, address: child.ready.address })),
+        timeoutMs,
       );
-      return answers.filter((name) => name !== undefined);
-    };
 
     return {
       data,
@@ -497,6 +492,25 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   }
 }
 
+/**
+ * The names of the replicas whose health says fencing.v1.Coordinator is
+ * SERVING (H2: the leader, and nobody else), asked at each one's own
+ * address; one that does not answer within `timeoutMs` is not serving.
+ */
+export async function replicasServing<Name extends string>(
+  replicas: readonly { readonly name: Name; readonly address: string }[],
+  timeoutMs = 2_000,
+): Promise<Name[]> {
+  const answers = await Promise.all(
+    replicas.map(async ({ name, address }) =>
+      (await healthStatus(address, SERVICE_NAMES.coordinator, timeoutMs).catch(() => 'UNREACHABLE')) === 'SERVING'
+        ? name
+        : undefined,
+    ),
+  );
+  return answers.filter((name) => name !== undefined);
+}
+
 /** The processes a cluster spawns: its services, and with replicas each replica by name. */
 type ProcessName = ClusterService | ReplicaName;
 
@@ -504,9 +518,6 @@ type ProcessName = ClusterService | ReplicaName;
 function serviceOf(name: ProcessName): ClusterService {
   return name.startsWith('coordinator') ? 'coordinator' : (name as ClusterService);
 }
-
-/** The health service name that is SERVING on the leader only (H2). */
-const COORDINATOR_SERVICE = 'fencing.v1.Coordinator';
 
 /**
  * Starts `fencer <args>` with its stderr appended to `log`, and resolves

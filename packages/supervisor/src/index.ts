@@ -12,6 +12,7 @@ export {
 } from './spawn.js';
 export {
   startCluster,
+  replicasServing,
   coordinatorArgs,
   spawnLogged,
   LINK_PROXY_NAMES,
