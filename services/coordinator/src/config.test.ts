@@ -204,9 +204,6 @@ describe('coordinator configuration', () => {
       sink: '127.0.0.1:1',
       requestRetentionMs: 1,
       sinkDeadlineMs: 1,
-      store: 'level' as const,
-      etcdPrefix: '/fencer/v1/',
-      leaderTtlMs: 5_000,
     };
     let error: unknown;
     try {

@@ -41,6 +41,8 @@ export const MAX_SINK_DEADLINE_MS = 600_000;
 export type StoreKind = 'level' | 'etcd';
 export const STORE_KINDS: readonly StoreKind[] = ['level', 'etcd'];
 
+/** The default --leader-ttl-ms: a dead leader is replaced within about this. */
+export const DEFAULT_LEADER_TTL_MS = 5_000;
 /** The shortest --leader-ttl-ms: etcd leases are whole seconds, and the leader renews several times per TTL (H2). */
 export const MIN_LEADER_TTL_MS = 1_000;
 
@@ -108,10 +110,11 @@ interface RawOptions extends TlsFlags, Partial<Record<keyof CoreLimits | keyof C
   requestRetentionMs: number;
   sinkDeadlineMs: number;
   metrics?: string;
-  store: StoreKind;
+  // Left out (in-process tests): the defaults, as for the V4 limits.
+  store?: StoreKind;
   etcd?: readonly string[];
-  etcdPrefix: string;
-  leaderTtlMs: number;
+  etcdPrefix?: string;
+  leaderTtlMs?: number;
   advertise?: string;
 }
 
@@ -125,7 +128,7 @@ export function coordinatorConfig(options: RawOptions): CoordinatorConfig {
   }
   return Object.freeze({
     listen: options.listen,
-    store: options.store,
+    store: options.store ?? 'level',
     etcd: etcdConfig(options),
     dataDir: options.data,
     repair: options.repair === true,
@@ -150,23 +153,18 @@ export function coordinatorConfig(options: RawOptions): CoordinatorConfig {
 
 /** The etcd settings of --store etcd; null for --store level, which refuses the etcd-only flags. Throws ConfigError. */
 function etcdConfig(options: RawOptions): EtcdConfig | null {
-  if (options.store === 'level') {
+  if (options.store !== 'etcd') {
     if (options.etcd !== undefined) throw new ConfigError('--etcd is only read with --store etcd');
     if (options.advertise !== undefined) throw new ConfigError('--advertise is only read with --store etcd');
     return null;
   }
   if (options.etcd === undefined)
     throw new ConfigError('--store etcd needs --etcd HOST:PORT[,HOST:PORT...], the etcd members to use');
-  if (!options.etcdPrefix.endsWith('/'))
-    throw new ConfigError(`--etcd-prefix must end with '/' (got ${JSON.stringify(options.etcdPrefix)})`);
-  if (options.leaderTtlMs < MIN_LEADER_TTL_MS)
+  const { etcdPrefix: prefix = DEFAULT_ETCD_PREFIX, leaderTtlMs = DEFAULT_LEADER_TTL_MS } = options;
+  if (!prefix.endsWith('/')) throw new ConfigError(`--etcd-prefix must end with '/' (got ${JSON.stringify(prefix)})`);
+  if (leaderTtlMs < MIN_LEADER_TTL_MS)
     throw new ConfigError(`--leader-ttl-ms must be at least ${MIN_LEADER_TTL_MS} (etcd leases are whole seconds)`);
-  return Object.freeze({
-    endpoints: options.etcd,
-    prefix: options.etcdPrefix,
-    leaderTtlMs: options.leaderTtlMs,
-    advertise: options.advertise,
-  });
+  return Object.freeze({ endpoints: options.etcd, prefix, leaderTtlMs, advertise: options.advertise });
 }
 
 /** The bearer token in `path`, surrounding whitespace ignored. Throws ConfigError if unreadable, empty or not one token. */
@@ -246,7 +244,7 @@ export function buildCoordinatorCommand(run: (config: CoordinatorConfig) => Prom
         .default(DEFAULT_ETCD_PREFIX),
       new Option('--leader-ttl-ms <n>', "the leader election session's TTL; a dead leader is replaced within it (H2)")
         .env('FENCER_COORDINATOR_LEADER_TTL_MS')
-        .default(5_000)
+        .default(DEFAULT_LEADER_TTL_MS)
         .argParser(positiveInteger),
       new Option('--advertise <host:port>', 'the address standbys send clients to while this replica leads (H2, H7)')
         .env('FENCER_COORDINATOR_ADVERTISE')
