@@ -19,16 +19,22 @@ import {
   type Logger,
   type MetricsEndpoint,
   type RunningServer,
+  StartupError,
 } from '@fencer/server-kit';
-import { systemClock, type Clock } from '@fencer/common';
+import { Etcd3 } from 'etcd3';
+import { NotLeaderError, StoreFailedError, systemClock, type Clock } from '@fencer/common';
 import { SERVICE_NAMES, fencing } from '@fencer/proto';
+import { EtcdLeadership } from './adapters/etcd-leadership.js';
+import { EtcdStore, type LeadershipGuard } from './adapters/etcd-store.js';
 import { LevelStore } from './adapters/level-store.js';
 import { GrpcSinkClient } from './adapters/sink-client.js';
 import { startSweeper, type Sweeper } from './adapters/sweeper.js';
 import { Coordinator, type CoordinatorApi } from './core/coordinator.js';
 import type { SinkPort } from './core/sink-port.js';
-import type { CoordinatorConfig } from './config.js';
+import type { LeaseStore } from './core/store.js';
+import type { CoordinatorConfig, EtcdConfig } from './config.js';
 import { coordinatorHandlers } from './grpc/handlers.js';
+import { notLeaderFailure } from './grpc/status.js';
 
 /**
  * Programmatic seams of a coordinator started from code. No flag,
@@ -69,7 +75,11 @@ export interface RunningCoordinator {
   stop(): Promise<void>;
   /** Re-reads the credentials file for every later call, open connections included; a bad file changes nothing. */
   reloadCredentials(): CredentialsReload;
-  /** Resolves with the cause if the store fails (fail-stop, T3); every call is then STORAGE_UNAVAILABLE. */
+  /**
+   * Resolves with the cause if the LevelDB store fails (fail-stop, T3); every
+   * call is then STORAGE_UNAVAILABLE. Never resolves for a replica on etcd,
+   * whose store failure ends only its leadership term (H6).
+   */
   readonly storeFailed: Promise<Error>;
 }
 
@@ -101,6 +111,66 @@ function gaugeResidency(core: Coordinator): () => void {
   return () => residencyOf.delete(core);
 }
 
+/** Loads `store` into a new core (L7: surviving grants valid for a full TTL from now; H4 on a takeover). */
+function openCore(
+  config: CoordinatorConfig,
+  deps: CoordinatorDeps,
+  store: LeaseStore,
+  sink: SinkPort,
+  log: Logger,
+): Promise<Coordinator> {
+  return Coordinator.open({
+    clock: deps.clock ?? systemClock,
+    store,
+    sink,
+    newGrantId: deps.newGrantId ?? randomUUID,
+    requestRetentionMs: config.requestRetentionMs,
+    limits: config.coreLimits,
+    fenceOnExpiry: config.fenceOnExpiry,
+    log,
+  });
+}
+
+/** The periodic tasks of one core: L8's fence sweep (when on) and R3's collection. */
+function startSweepers(config: CoordinatorConfig, deps: CoordinatorDeps, core: Coordinator, log: Logger): Sweeper[] {
+  const onSweepError = (what: string) => (error: unknown) => log.error({ err: error }, `${what} sweep failed`);
+  const sweepers: Sweeper[] = [];
+  if (config.fenceOnExpiry) {
+    sweepers.push(
+      startSweeper(deps.fenceSweepIntervalMs ?? 100, () => core.fenceExpiredLeases(), onSweepError('fence-on-expiry')),
+    );
+  }
+  // R3: lookups ignore records past retention anyway; this only frees their
+  // space, and that of resource entries idle past the cache bound (V4).
+  const collectEveryMs = Math.min(60_000, Math.max(1_000, Math.floor(config.requestRetentionMs / 10)));
+  sweepers.push(startSweeper(collectEveryMs, () => core.collectRequests(), onSweepError('request-record')));
+  return sweepers;
+}
+
+/** A replica's gRPC server: the protocol service NOT_SERVING until it leads (H2). */
+function serveCoordinator(
+  config: CoordinatorConfig,
+  api: CoordinatorApi,
+  authenticator: ReturnType<typeof authenticatorFor>,
+  log: Logger,
+  serving = true,
+): Promise<RunningServer> {
+  return startGrpcServer({
+    serviceName: SERVICE_NAMES.coordinator,
+    listen: config.listen,
+    tls: config.tls,
+    definition: fencing.Coordinator.service,
+    handlers: coordinatorHandlers(api, { log, limits: DEFAULT_LIMITS }),
+    authenticator,
+    // V2: far above any valid request, so an oversize id is answered
+    // INVALID_ARGUMENT naming it; bounded after decompression.
+    maxReceiveMessageBytes: 2 * 1024 * 1024, // grpc-js holds at most twice this per call (server.ts)
+    connectionLimits: config.connectionLimits,
+    serving,
+    log,
+  });
+}
+
 /**
  * Opens the store in `config.dataDir`, loads it (L7), and serves
  * fencing.v1.Coordinator on `config.listen`. Rejects with StartupError
@@ -110,6 +180,7 @@ export async function startCoordinator(
   config: CoordinatorConfig,
   deps: CoordinatorDeps = {},
 ): Promise<RunningCoordinator> {
+  if (config.etcd !== null) return startReplica(config, config.etcd, deps);
   const log = deps.log ?? silentLogger;
   const store = await LevelStore.open(config.dataDir, { repair: config.repair, log });
   const sink = new GrpcSinkClient({
@@ -125,48 +196,14 @@ export async function startCoordinator(
   let ungauge: (() => void) | undefined;
   const sweepers: Sweeper[] = [];
   try {
-    const opened = await Coordinator.open({
-      clock: deps.clock ?? systemClock,
-      store,
-      sink: deps.wrapSink?.(sink) ?? sink,
-      newGrantId: deps.newGrantId ?? randomUUID,
-      requestRetentionMs: config.requestRetentionMs,
-      limits: config.coreLimits,
-      fenceOnExpiry: config.fenceOnExpiry,
-      log,
-    });
+    const opened = await openCore(config, deps, store, deps.wrapSink?.(sink) ?? sink, log);
     core = opened;
-    server = await startGrpcServer({
-      serviceName: SERVICE_NAMES.coordinator,
-      listen: config.listen,
-      tls: config.tls,
-      definition: fencing.Coordinator.service,
-      handlers: coordinatorHandlers(deps.wrapCore?.(opened) ?? opened, { log, limits: DEFAULT_LIMITS }),
-      authenticator,
-      // V2: far above any valid request, so an oversize id is answered
-      // INVALID_ARGUMENT naming it; bounded after decompression.
-      maxReceiveMessageBytes: 2 * 1024 * 1024, // grpc-js holds at most twice this per call (server.ts)
-      connectionLimits: config.connectionLimits,
-      log,
-    });
+    server = await serveCoordinator(config, deps.wrapCore?.(opened) ?? opened, authenticator, log);
     if (config.metrics !== undefined) {
       metricsServer = await serveMetrics(config.metrics);
       ungauge = gaugeResidency(opened);
     }
-    const onSweepError = (what: string) => (error: unknown) => log.error({ err: error }, `${what} sweep failed`);
-    if (config.fenceOnExpiry) {
-      sweepers.push(
-        startSweeper(
-          deps.fenceSweepIntervalMs ?? 100,
-          () => opened.fenceExpiredLeases(),
-          onSweepError('fence-on-expiry'),
-        ),
-      );
-    }
-    // R3: lookups ignore records past retention anyway; this only frees their
-    // space, and that of resource entries idle past the cache bound (V4).
-    const collectEveryMs = Math.min(60_000, Math.max(1_000, Math.floor(config.requestRetentionMs / 10)));
-    sweepers.push(startSweeper(collectEveryMs, () => opened.collectRequests(), onSweepError('request-record')));
+    sweepers.push(...startSweepers(config, deps, opened, log));
   } catch (error) {
     ungauge?.();
     await Promise.all(sweepers.map((s) => s.stop()));
@@ -199,10 +236,204 @@ export async function startCoordinator(
   };
 }
 
+/** One leadership term of a replica: a core over an EtcdStore guarded by the election it won (H3, H4). */
+interface Term {
+  readonly guard: LeadershipGuard;
+  readonly store: EtcdStore;
+  readonly core: Coordinator;
+  readonly api: CoordinatorApi;
+  readonly sweepers: Sweeper[];
+  readonly ungauge: (() => void) | undefined;
+}
+
+/**
+ * A coordinator replica on etcd (H1–H6): serves on `config.listen` from the
+ * start, but answers NOT_LEADER (naming the leader when known) unless it
+ * holds the election with its leadership confirmed (H2). Each won election
+ * opens a term: an EtcdStore guarded by it (H3), a core that loads the whole
+ * state before the first call reaches it (H4, L7 from the takeover). A
+ * deposition, a leader lease run out or a failed store ends the term and the
+ * replica campaigns again; the process never stops for those (H6). Rejects
+ * with StartupError when etcd does not answer, or the prefix holds another
+ * format, before anything is served.
+ */
+async function startReplica(
+  config: CoordinatorConfig,
+  etcd: EtcdConfig,
+  deps: CoordinatorDeps,
+): Promise<RunningCoordinator> {
+  const log = deps.log ?? silentLogger;
+  const clock = deps.clock ?? systemClock;
+  // A store call slower than the session TTL cannot be part of a confirmed leadership anyway.
+  const callTimeoutMs = etcd.leaderTtlMs;
+  const client = new Etcd3({ hosts: etcd.endpoints.map((endpoint) => `http://${endpoint}`) });
+  try {
+    // The prefix is checked (or stamped) once before campaigning: a replica
+    // pointed at another format, or at an etcd that does not answer, stops here.
+    const probe = await EtcdStore.open({ client, prefix: etcd.prefix, log, callTimeoutMs });
+    await probe.close();
+  } catch (error) {
+    client.close();
+    if (error instanceof StoreFailedError) {
+      const cause = error.cause instanceof Error ? error.cause.message : error.message;
+      throw new StartupError(`etcd at ${etcd.endpoints.join(',')} did not serve prefix ${etcd.prefix}: ${cause}`);
+    }
+    throw error;
+  }
+  const sink = new GrpcSinkClient({
+    address: config.sink,
+    token: config.sinkToken,
+    tls: config.sinkTls,
+    deadlineMs: config.sinkDeadlineMs,
+  });
+  const corePort = deps.wrapSink?.(sink) ?? sink;
+  const authenticator = authenticatorFor(config.auth);
+
+  let current: Term | undefined;
+  let stopping = false;
+  // Terms open and close one at a time, in the order leadership changed.
+  let transitions: Promise<void> = Promise.resolve();
+  const enqueue = (step: () => Promise<void>) => {
+    transitions = transitions.then(step).catch((error: unknown) => log.error({ err: error }, 'term change failed'));
+  };
+  // Started once the server listens: its address is the default --advertise.
+  const election: { leadership?: EtcdLeadership } = {};
+  const leaderAddress = () => election.leadership?.leaderAddress();
+  const confirmed = (term: Term) => current === term && election.leadership?.isConfirmed() === true;
+
+  /** H2: a call reaches the core only under a confirmed term, and is answered only if the term is still confirmed. */
+  const gated = async <T>(call: (api: CoordinatorApi) => Promise<T>): Promise<T> => {
+    const term = current;
+    if (term === undefined || !confirmed(term)) throw notLeaderFailure(leaderAddress());
+    let answer: T;
+    try {
+      answer = await call(term.api);
+    } catch (error) {
+      // A failed store (a failed guard included, H3) ends the term: never an answer as if granted.
+      if (!confirmed(term) || error instanceof StoreFailedError) throw notLeaderFailure(leaderAddress());
+      throw error;
+    }
+    if (!confirmed(term)) throw notLeaderFailure(leaderAddress());
+    return answer;
+  };
+  const api: CoordinatorApi = {
+    acquire: (params) => gated((core) => core.acquire(params)),
+    renew: (params) => gated((core) => core.renew(params)),
+    release: (params) => gated((core) => core.release(params)),
+    describe: (resource) => gated((core) => core.describe(resource)),
+    nextToken: (resource) => gated((core) => core.nextToken(resource)),
+    forceRelease: (resource, token, by) => gated((core) => core.forceRelease(resource, token, by)),
+  };
+
+  let server: RunningServer | undefined;
+  let metricsServer: MetricsEndpoint | undefined;
+  try {
+    server = await serveCoordinator(config, api, authenticator, log, false);
+    if (config.metrics !== undefined) metricsServer = await serveMetrics(config.metrics);
+  } catch (error) {
+    await server?.stop(0);
+    sink.close();
+    client.close();
+    throw error;
+  }
+  const running = { server, metricsServer };
+
+  const closeTerm = async (term: Term) => {
+    await Promise.all(term.sweepers.map((s) => s.stop()));
+    // Its calls in progress finish (bounded by the sink's deadline) and are answered NOT_LEADER.
+    await term.core.close();
+    term.ungauge?.();
+    await term.store.close();
+  };
+  const endTerm = (reason: string) => {
+    const term = current;
+    if (term === undefined) return;
+    current = undefined;
+    running.server.setServing(false);
+    log.warn({ reason, createRevision: term.guard.createRevision }, 'leadership term ended; serving NOT_LEADER');
+    enqueue(() => closeTerm(term));
+  };
+  const openTerm = async (guard: LeadershipGuard) => {
+    if (stopping || election.leadership?.guard() !== guard) return;
+    let term: Term;
+    try {
+      const store = await EtcdStore.open({ client, prefix: etcd.prefix, guard, log, callTimeoutMs });
+      try {
+        const core = await openCore(config, deps, store, corePort, log);
+        term = {
+          guard,
+          store,
+          core,
+          api: deps.wrapCore?.(core) ?? core,
+          sweepers: startSweepers(config, deps, core, log),
+          ungauge: config.metrics === undefined ? undefined : gaugeResidency(core),
+        };
+      } catch (error) {
+        await store.close();
+        throw error;
+      }
+    } catch (error) {
+      const deposed = error instanceof StoreFailedError && error.cause instanceof NotLeaderError;
+      log[deposed ? 'warn' : 'error']({ err: error }, 'could not take over the store; campaigning again');
+      election.leadership?.resign(guard);
+      return;
+    }
+    if (stopping || election.leadership?.guard() !== guard) {
+      await closeTerm(term);
+      return;
+    }
+    current = term;
+    running.server.setServing(true);
+    log.info({ createRevision: guard.createRevision }, 'leading: state loaded from etcd, serving (H4)');
+    void term.store.whenFailed().then((failure) => {
+      if (current !== term) return;
+      const deposed = failure.cause instanceof NotLeaderError;
+      log[deposed ? 'warn' : 'error']({ err: failure }, deposed ? 'deposed (H3)' : 'etcd store failed (H6)');
+      endTerm(deposed ? 'deposed' : 'store failed');
+      election.leadership?.resign(guard);
+    });
+  };
+
+  const leadership = EtcdLeadership.start({
+    client,
+    prefix: etcd.prefix,
+    advertise: etcd.advertise ?? running.server.address,
+    ttlMs: etcd.leaderTtlMs,
+    clock,
+    log,
+    onElected: (guard) => enqueue(() => openTerm(guard)),
+    onDeposed: (reason) => endTerm(reason),
+  });
+  election.leadership = leadership;
+
+  let stopped: Promise<void> | undefined;
+  return {
+    address: running.server.address,
+    metricsAddress: running.metricsServer?.address,
+    reloadCredentials: () => authenticator.reload(),
+    // H6: a replica's store failure ends its term, never the process.
+    storeFailed: new Promise<Error>(() => undefined),
+    stop: () =>
+      (stopped ??= (async () => {
+        stopping = true;
+        await running.server.stop();
+        // Resigning revokes the session: a standby takes over at once.
+        await leadership.stop();
+        endTerm('stopping');
+        await transitions;
+        await running.metricsServer?.close();
+        sink.close();
+        client.close();
+      })()),
+  };
+}
+
 /**
  * `fencer coordinator`: prints the ready line and runs until SIGTERM/SIGINT
- * (exit 0); SIGHUP reloads --credentials; a failed store (T3) answers the
- * calls in progress STORAGE_UNAVAILABLE and exits 1 (runUntilSignal).
+ * (exit 0); SIGHUP reloads --credentials; a failed LevelDB store (T3)
+ * answers the calls in progress STORAGE_UNAVAILABLE and exits 1
+ * (runUntilSignal). A replica on etcd prints the ready line once it listens,
+ * leading or not, and outlives its store's failures (H6).
  */
 export async function runCoordinator(config: CoordinatorConfig, seams: CoordinatorSeams = {}): Promise<void> {
   const log = createLogger('coordinator');
@@ -220,7 +451,9 @@ export async function runCoordinator(config: CoordinatorConfig, seams: Coordinat
     log.info(
       {
         address: coordinator.address,
-        dataDir: config.dataDir,
+        ...(config.etcd === null
+          ? { dataDir: config.dataDir }
+          : { store: 'etcd', etcd: config.etcd.endpoints, etcdPrefix: config.etcd.prefix }),
         sink: config.sink,
         sinkTls: config.sinkTls === undefined ? 'off' : config.sinkTls.cert ? 'mutual' : 'on',
         auth: config.auth.kind,

@@ -133,8 +133,13 @@ export class EtcdLeadership {
     return this.#term?.guard;
   }
 
-  /** The leader's advertised address as last seen, this replica's own while it leads; undefined when unknown. */
+  /**
+   * The leader's advertised address as last seen, this replica's own while it
+   * leads confirmed; undefined when unknown, and while this replica's own
+   * leadership is unconfirmed (another may have won: it cannot name one).
+   */
   leaderAddress(): string | undefined {
+    if (this.#term && !this.isConfirmed()) return undefined;
     return this.#leaderAddress;
   }
 
