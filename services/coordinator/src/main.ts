@@ -270,13 +270,16 @@ async function startReplica(
   try {
     // The prefix is checked (or stamped) once before campaigning: a replica
     // pointed at another format, or at an etcd that does not answer, stops here.
-    const probe = await EtcdStore.open({ client, prefix: etcd.prefix, log, callTimeoutMs });
+    // No log: its failure is the one line the process exits with.
+    const probe = await EtcdStore.open({ client, prefix: etcd.prefix, callTimeoutMs });
     await probe.close();
   } catch (error) {
     client.close();
     if (error instanceof StoreFailedError) {
       const cause = error.cause instanceof Error ? error.cause.message : error.message;
-      throw new StartupError(`etcd at ${etcd.endpoints.join(',')} did not serve prefix ${etcd.prefix}: ${cause}`);
+      throw new StartupError(
+        `etcd at ${etcd.endpoints.join(',')} did not serve prefix ${etcd.prefix}: ${cause.trim()}`,
+      );
     }
     throw error;
   }

@@ -1,0 +1,192 @@
+// Coordinator replicas when etcd or the deployment is wrong (H6, H1, L3):
+// etcd gone and back, a prefix of another format or an etcd that does not
+// answer, and one coordinator on LevelDB beside one on etcd at one sink.
+// Real `fencer` children, a real etcd and a real sink.
+import { createServer } from 'node:net';
+import { Etcd3 } from 'etcd3';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  CODE,
+  coordinatorApi,
+  coordinatorClient,
+  eventually,
+  logEntries,
+  ok,
+  refused,
+  runFencer,
+  startFencer,
+  startTestEtcd,
+  stopFencer,
+  tempDir,
+  type TestEtcd,
+} from '@fencer/testkit';
+import { useSinkProcess } from './helpers.js';
+import {
+  acquireRequest,
+  freshPrefix,
+  leaderOf,
+  startReplica,
+  TEST_LEADER_TTL_MS,
+  type Replica,
+} from './replica-helpers.js';
+
+const sink = useSinkProcess();
+let etcd: TestEtcd;
+const started: Replica[] = [];
+
+beforeAll(async () => {
+  etcd = await startTestEtcd();
+});
+afterEach(async () => {
+  await Promise.all(started.splice(0).map((replica) => replica.stop()));
+});
+afterAll(async () => {
+  await etcd?.stop();
+});
+
+/** HOST:PORT of a loopback port that was just free: nothing listens there. */
+function freedAddress(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(`127.0.0.1:${port}`));
+    });
+  });
+}
+
+describe('H6: etcd unreachable', () => {
+  it('the leader stops serving when its leader lease runs out, nothing is granted without etcd, and service resumes by itself with nothing acknowledged lost', async () => {
+    const options = { etcd: etcd.endpoint, sink: sink.address, prefix: freshPrefix() };
+    const replicas = await Promise.all([startReplica(options), startReplica(options)]);
+    started.push(...replicas);
+    const leader = await leaderOf(replicas);
+    const kept = `h6-kept-${Date.now()}`;
+    const grant = ok(await leader.api.acquire(acquireRequest(kept, 'alice'))).lease!;
+
+    const member = etcd.cluster.members[0]!;
+    await member.kill('SIGKILL');
+    try {
+      // It learns nothing from etcd now: its own leader lease ends its leadership.
+      await eventually(
+        () =>
+          logEntries(leader.process.stderr()).find(
+            (entry) => entry.msg === 'no longer the leader (H2)' && entry.reason === 'leader-lease-expired',
+          ),
+        { what: 'the leader deposing itself at its leader lease', timeoutMs: 20_000 },
+      );
+      for (const replica of replicas) {
+        expect(await replica.serving()).toBe(false);
+        const refusal = refused(await replica.api.acquire(acquireRequest(`h6-new-${Date.now()}`, 'bob')));
+        expect([refusal.code, refusal.reason]).toEqual([CODE.UNAVAILABLE, 'NOT_LEADER']);
+      }
+    } finally {
+      await member.restart();
+    }
+
+    const next = await leaderOf(replicas, 60_000);
+    // The grant made before the outage is still there, still valid (L7), with its token.
+    const described = ok(await next.api.describe(kept));
+    expect(described.lease).toMatchObject({ owner_id: 'alice', token: grant.token });
+    expect(refused(await next.api.acquire(acquireRequest(kept, 'bob'))).reason).toBe('LEASE_HELD');
+    expect(ok(await next.api.acquire(acquireRequest(`h6-after-${Date.now()}`, 'bob'))).lease!.token).toBe('1');
+    // Neither replica exited over it.
+    for (const replica of replicas) expect(replica.process.child.exitCode).toBeNull();
+  });
+});
+
+describe('H1: a replica that cannot use its etcd prefix does not start', () => {
+  const replicaArgs = (etcdAddress: string, prefix: string) => [
+    'coordinator',
+    '--insecure',
+    '--listen',
+    '127.0.0.1:0',
+    '--sink',
+    sink.address,
+    '--store',
+    'etcd',
+    '--etcd',
+    etcdAddress,
+    '--etcd-prefix',
+    prefix,
+    '--leader-ttl-ms',
+    String(TEST_LEADER_TTL_MS),
+  ];
+
+  it('a prefix holding another format, or an etcd that does not answer: exit 1 with one line', async () => {
+    const prefix = freshPrefix();
+    const client = new Etcd3({ hosts: etcd.hosts });
+    try {
+      await client.put(`${prefix}format`).value('someone-else/7');
+    } finally {
+      client.close();
+    }
+    const foreign = await runFencer(replicaArgs(etcd.endpoint, prefix));
+    expect(foreign.code).toBe(1);
+    expect(foreign.stderr.trim().split('\n')).toHaveLength(1);
+    expect(foreign.stderr).toMatch(/^fencer coordinator: .*someone-else\/7/);
+
+    const nobody = await freedAddress();
+    const absent = await runFencer(replicaArgs(nobody, freshPrefix()));
+    expect(absent.code).toBe(1);
+    expect(absent.stderr.trim().split('\n')).toHaveLength(1);
+    expect(absent.stderr).toMatch(new RegExp(`^fencer coordinator: etcd at ${nobody} `));
+  });
+});
+
+describe('L3: one coordinator on LevelDB, one replica on etcd, one sink', () => {
+  it('every grant gets a distinct, increasing token; the fence follows the newest grant and the older holder is STALE_TOKEN', async () => {
+    const dir = tempDir('fencer-mixed-');
+    const level = await startFencer([
+      'coordinator',
+      '--insecure',
+      '--listen',
+      '127.0.0.1:0',
+      '--sink',
+      sink.address,
+      '--data',
+      dir.path,
+    ]);
+    const levelClient = coordinatorClient(level.address);
+    try {
+      const replica = await startReplica({ etcd: etcd.endpoint, sink: sink.address, prefix: freshPrefix() });
+      started.push(replica);
+      await leaderOf([replica]);
+      const sides = [coordinatorApi(levelClient), replica.api];
+      const resource = `l3-mixed-${Date.now()}`;
+      const granted: { side: number; owner: string; token: string }[] = [];
+      for (let round = 0; round < 4; round += 1) {
+        const side = round % 2;
+        const owner = `worker-${round}`;
+        // Each side knows only its own grants: the other side's lease is no obstacle to it.
+        const previous = granted.filter((grant) => grant.side === side).at(-1);
+        if (previous)
+          ok(
+            await sides[side]!.release({
+              resource,
+              owner_id: previous.owner,
+              incarnation: '1',
+              token: previous.token,
+            }),
+          );
+        const lease = ok(await sides[side]!.acquire(acquireRequest(resource, owner))).lease!;
+        granted.push({ side, owner, token: lease.token });
+        expect(await sink.fence(resource)).toBe(lease.token);
+        expect(ok(await sink.write(resource, lease.token, `result-${round}`, owner)).outcome).toBe('APPLIED');
+        if (round > 0) {
+          const older = granted[round - 1]!;
+          const stale = refused(await sink.write(resource, older.token, `late-${round}`, older.owner));
+          expect([stale.code, stale.reason]).toEqual([CODE.FAILED_PRECONDITION, 'STALE_TOKEN']);
+        }
+      }
+      const tokens = granted.map((grant) => BigInt(grant.token));
+      expect(new Set(tokens).size).toBe(tokens.length);
+      expect([...tokens].sort((x, y) => (x < y ? -1 : 1))).toEqual(tokens);
+    } finally {
+      levelClient.close();
+      await stopFencer(level);
+      dir.remove();
+    }
+  });
+});
