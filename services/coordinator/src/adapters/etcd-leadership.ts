@@ -34,6 +34,13 @@ export const LEADER_LEASE_FRACTION = 1 - 1 / 5 - 1 / 20;
 /** Keepalives (and standby reads) per session TTL: three chances to confirm within one leader lease. */
 const ROUNDS_PER_TTL = 4;
 
+/**
+ * How often a standby reads the election key, at most: a failover takes the
+ * dead leader's session TTL plus up to this (plus etcd's own expiry sweep,
+ * every 500 ms), so it stays short at long TTLs too.
+ */
+const STANDBY_POLL_MS = 250;
+
 /** Why a replica stopped leading. */
 export type DepositionReason =
   /** etcd says the session lease is gone (expired or revoked): someone else may lead already. */
@@ -167,9 +174,10 @@ export class EtcdLeadership {
       if (this.#term) await this.#confirm(this.#term);
       else await this.#campaign();
       // One round per period from its start, so a slow round does not stretch the period.
-      const waitMs = this.#roundMs - (this.#options.clock.nowMs() - startedMs);
+      const periodMs = this.#term ? this.#roundMs : Math.min(this.#roundMs, STANDBY_POLL_MS);
+      const waitMs = periodMs - (this.#options.clock.nowMs() - startedMs);
       try {
-        await sleep(Math.max(this.#term ? 0 : 10, Math.min(this.#roundMs, waitMs)), undefined, { signal });
+        await sleep(Math.max(this.#term ? 0 : 10, Math.min(periodMs, waitMs)), undefined, { signal });
       } catch {
         // stopped
       }
