@@ -2,6 +2,7 @@
 // on one real etcd, each file on a prefix of its own, and ways to tell which
 // replica leads without assuming it.
 import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { SERVICE_NAMES } from '@fencer/proto';
 import {
   coordinatorApi,
@@ -9,9 +10,12 @@ import {
   eventually,
   healthStatus,
   startFencer,
+  startTestEtcd,
   stopFencer,
   type FencerProcess,
+  type TestEtcd,
 } from '@fencer/testkit';
+import { useSinkProcess } from './helpers.js';
 
 /**
  * The session TTL the replica tests use: short, so failovers are quick
@@ -35,14 +39,18 @@ export function freshPrefix(): string {
   return `/fencer-test/${randomUUID()}/`;
 }
 
-/** `fencer coordinator --store etcd` (--insecure) on a port-0 address, fronting `sink`. */
-export async function startReplica(options: {
-  etcd: string;
-  sink: string;
-  prefix: string;
-  leaderTtlMs?: number;
-}): Promise<Replica> {
-  const child = await startFencer([
+/** Where a test replica keeps its state and sends its fences. */
+export interface ReplicaOptions {
+  /** HOST:PORT of etcd (--etcd). */
+  readonly etcd: string;
+  readonly sink: string;
+  readonly prefix: string;
+  readonly leaderTtlMs?: number;
+}
+
+/** The command line of `fencer coordinator --store etcd` (--insecure) on a port-0 address. */
+export function replicaArgs(options: ReplicaOptions): string[] {
+  return [
     'coordinator',
     '--insecure',
     '--listen',
@@ -57,7 +65,12 @@ export async function startReplica(options: {
     options.prefix,
     '--leader-ttl-ms',
     String(options.leaderTtlMs ?? TEST_LEADER_TTL_MS),
-  ]);
+  ];
+}
+
+/** A replica (replicaArgs) once it listens: leading or not. */
+export async function startReplica(options: ReplicaOptions): Promise<Replica> {
+  const child = await startFencer(replicaArgs(options));
   const client = coordinatorClient(child.address);
   return {
     process: child,
@@ -73,6 +86,43 @@ export async function startReplica(options: {
     stop: async () => {
       client.close();
       await stopFencer(child);
+    },
+  };
+}
+
+/**
+ * For the calling test file: one real `fencer sink` and one real etcd,
+ * started before its tests and stopped after them, and replicas on them
+ * (start: each stopped after its test).
+ */
+export function useReplicaRig() {
+  const sink = useSinkProcess();
+  let etcd: TestEtcd | undefined;
+  const started: Replica[] = [];
+  beforeAll(async () => {
+    etcd = await startTestEtcd();
+  });
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((replica) => replica.stop()));
+  });
+  afterAll(async () => {
+    await etcd?.stop();
+  });
+  const running = (): TestEtcd => {
+    if (!etcd) throw new Error('etcd is started in beforeAll; use it inside tests');
+    return etcd;
+  };
+  return {
+    sink,
+    get etcd(): TestEtcd {
+      return running();
+    },
+    /** `count` replicas on a fresh prefix, started at once. */
+    start: async (count: number, options: Partial<ReplicaOptions> = {}): Promise<Replica[]> => {
+      const all = { etcd: running().endpoint, sink: sink.address, prefix: freshPrefix(), ...options };
+      const replicas = await Promise.all(Array.from({ length: count }, () => startReplica(all)));
+      started.push(...replicas);
+      return replicas;
     },
   };
 }

@@ -1,10 +1,9 @@
 // Coordinator replicas when etcd or the deployment is wrong (H6, H1, L3):
-// etcd gone and back, a prefix of another format or an etcd that does not
-// answer, and one coordinator on LevelDB beside one on etcd at one sink.
+// etcd gone and back, a prefix of another format or an etcd that refuses
+// the replica, and one coordinator on LevelDB beside one on etcd at one sink.
 // Real `fencer` children, a real etcd and a real sink.
-import { createServer } from 'node:net';
 import { Etcd3 } from 'etcd3';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   CODE,
   coordinatorApi,
@@ -15,57 +14,22 @@ import {
   refused,
   runFencer,
   startFencer,
-  startTestEtcd,
   stopFencer,
   tempDir,
-  type TestEtcd,
 } from '@fencer/testkit';
-import { useSinkProcess } from './helpers.js';
-import {
-  acquireRequest,
-  freshPrefix,
-  leaderOf,
-  startReplica,
-  TEST_LEADER_TTL_MS,
-  type Replica,
-} from './replica-helpers.js';
+import { acquireRequest, freshPrefix, leaderOf, replicaArgs, useReplicaRig } from './replica-helpers.js';
 
-const sink = useSinkProcess();
-let etcd: TestEtcd;
-const started: Replica[] = [];
-
-beforeAll(async () => {
-  etcd = await startTestEtcd();
-});
-afterEach(async () => {
-  await Promise.all(started.splice(0).map((replica) => replica.stop()));
-});
-afterAll(async () => {
-  await etcd?.stop();
-});
-
-/** HOST:PORT of a loopback port that was just free: nothing listens there. */
-function freedAddress(): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(`127.0.0.1:${port}`));
-    });
-  });
-}
+const rig = useReplicaRig();
+const sink = rig.sink;
 
 describe('H6: etcd unreachable', () => {
   it('the leader stops serving when its leader lease runs out, nothing is granted without etcd, and service resumes by itself with nothing acknowledged lost', async () => {
-    const options = { etcd: etcd.endpoint, sink: sink.address, prefix: freshPrefix() };
-    const replicas = await Promise.all([startReplica(options), startReplica(options)]);
-    started.push(...replicas);
+    const replicas = await rig.start(2);
     const leader = await leaderOf(replicas);
     const kept = `h6-kept-${Date.now()}`;
     const grant = ok(await leader.api.acquire(acquireRequest(kept, 'alice'))).lease!;
 
-    const member = etcd.cluster.members[0]!;
+    const member = rig.etcd.cluster.members[0]!;
     await member.kill('SIGKILL');
     try {
       // It learns nothing from etcd now: its own leader lease ends its leadership.
@@ -97,41 +61,24 @@ describe('H6: etcd unreachable', () => {
 });
 
 describe('H1: a replica that cannot use its etcd prefix does not start', () => {
-  const replicaArgs = (etcdAddress: string, prefix: string) => [
-    'coordinator',
-    '--insecure',
-    '--listen',
-    '127.0.0.1:0',
-    '--sink',
-    sink.address,
-    '--store',
-    'etcd',
-    '--etcd',
-    etcdAddress,
-    '--etcd-prefix',
-    prefix,
-    '--leader-ttl-ms',
-    String(TEST_LEADER_TTL_MS),
-  ];
-
-  it('a prefix holding another format, or an etcd that does not answer: exit 1 with one line', async () => {
+  it('a prefix holding another format, or an etcd that refuses it: exit 1 with one line', async () => {
     const prefix = freshPrefix();
-    const client = new Etcd3({ hosts: etcd.hosts });
+    const client = new Etcd3({ hosts: rig.etcd.hosts });
     try {
       await client.put(`${prefix}format`).value('someone-else/7');
     } finally {
       client.close();
     }
-    const foreign = await runFencer(replicaArgs(etcd.endpoint, prefix));
+    const foreign = await runFencer(replicaArgs({ etcd: rig.etcd.endpoint, sink: sink.address, prefix }));
     expect(foreign.code).toBe(1);
     expect(foreign.stderr.trim().split('\n')).toHaveLength(1);
     expect(foreign.stderr).toMatch(/^fencer coordinator: .*someone-else\/7/);
 
-    const nobody = await freedAddress();
-    const absent = await runFencer(replicaArgs(nobody, freshPrefix()));
-    expect(absent.code).toBe(1);
-    expect(absent.stderr.trim().split('\n')).toHaveLength(1);
-    expect(absent.stderr).toMatch(new RegExp(`^fencer coordinator: etcd at ${nobody} `));
+    // A gRPC server that is not etcd: the sink refuses etcd's calls (UNIMPLEMENTED).
+    const refusing = await runFencer(replicaArgs({ etcd: sink.address, sink: sink.address, prefix: freshPrefix() }));
+    expect(refusing.code).toBe(1);
+    expect(refusing.stderr.trim().split('\n')).toHaveLength(1);
+    expect(refusing.stderr).toMatch(new RegExp(`^fencer coordinator: etcd at ${sink.address} `));
   });
 });
 
@@ -150,10 +97,9 @@ describe('L3: one coordinator on LevelDB, one replica on etcd, one sink', () => 
     ]);
     const levelClient = coordinatorClient(level.address);
     try {
-      const replica = await startReplica({ etcd: etcd.endpoint, sink: sink.address, prefix: freshPrefix() });
-      started.push(replica);
-      await leaderOf([replica]);
-      const sides = [coordinatorApi(levelClient), replica.api];
+      const [replica] = await rig.start(1);
+      await leaderOf([replica!]);
+      const sides = [coordinatorApi(levelClient), replica!.api];
       const resource = `l3-mixed-${Date.now()}`;
       const granted: { side: number; owner: string; token: string }[] = [];
       for (let round = 0; round < 4; round += 1) {

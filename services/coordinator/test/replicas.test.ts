@@ -2,31 +2,16 @@
 // `fencer coordinator --store etcd` children on one real etcd and a real
 // `fencer sink`; only the leader serves, the standby names it, and a killed
 // or paused leader is replaced without losing or repeating a grant.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CODE, eventually, ok, refused, startTestEtcd, type TestEtcd } from '@fencer/testkit';
-import { useSinkProcess } from './helpers.js';
-import { acquireRequest, freshPrefix, leaderOf, startReplica, type Replica } from './replica-helpers.js';
+import { describe, expect, it } from 'vitest';
+import { CODE, eventually, ok, refused } from '@fencer/testkit';
+import { acquireRequest, leaderOf, useReplicaRig } from './replica-helpers.js';
 
-const sink = useSinkProcess();
-let etcd: TestEtcd;
-const started: Replica[] = [];
-
-beforeAll(async () => {
-  etcd = await startTestEtcd();
-});
-afterEach(async () => {
-  await Promise.all(started.splice(0).map((replica) => replica.stop()));
-});
-afterAll(async () => {
-  await etcd?.stop();
-});
+const rig = useReplicaRig();
+const sink = rig.sink;
 
 /** Two replicas on a fresh prefix, and which of them leads. */
 async function twoReplicas() {
-  const prefix = freshPrefix();
-  const options = { etcd: etcd.endpoint, sink: sink.address, prefix };
-  const replicas = await Promise.all([startReplica(options), startReplica(options)]);
-  started.push(...replicas);
+  const replicas = await rig.start(2);
   const leader = await leaderOf(replicas);
   const standby = replicas.find((replica) => replica !== leader)!;
   return { leader, standby };
