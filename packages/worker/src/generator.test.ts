@@ -63,6 +63,8 @@ describe('OperationGenerator', () => {
       for (const w of twinned) {
         expect(w.holding).toBe(true);
         expect(w.twin).not.toBe(w.payload);
+        // A result id nobody wrote before, where the sink's check and store can interleave.
+        expect(writes.slice(0, writes.indexOf(w)).some((earlier) => earlier.resultId === w.resultId)).toBe(false);
       }
       // Writes without a lease too (the library knows it lost): the sink must judge them.
       expect(writes.some((w) => !w.holding)).toBe(true);
@@ -78,8 +80,14 @@ describe('OperationGenerator', () => {
   });
 
   it('names contended result ids after the token, so successive holders of a resource share them', () => {
-    const a = new OperationGenerator({ ...MIXES.default, contended: 1, retried: 0 }, { seed: 1, owner: 'a', ttlMs: 1 });
-    const b = new OperationGenerator({ ...MIXES.default, contended: 1, retried: 0 }, { seed: 2, owner: 'b', ttlMs: 1 });
+    const a = new OperationGenerator(
+      { ...MIXES.default, contended: 1, retried: 0, twinned: 0 },
+      { seed: 1, owner: 'a', ttlMs: 1 },
+    );
+    const b = new OperationGenerator(
+      { ...MIXES.default, contended: 1, retried: 0, twinned: 0 },
+      { seed: 2, owner: 'b', ttlMs: 1 },
+    );
     const writes = (g: OperationGenerator, token: bigint) =>
       Array.from({ length: 200 }, () => g.next(true, token)).flatMap((s) => (s.kind === 'write' ? [s] : []));
     const ids = (g: OperationGenerator, token: bigint) => new Set(writes(g, token).map((w) => w.resultId));

@@ -159,9 +159,13 @@ export class OperationGenerator {
   #write(token: bigint, holding: boolean): Step {
     const n = ++this.#writes;
     const payload = `${this.#owner}@${token}#${n}`;
+    // Drawn only by mixes that twin, so the others' steps stay what their seeds gave before.
+    const twinned = holding && this.#mix.twinned > 0 && this.#random.next() < this.#mix.twinned;
     const draw = this.#random.next();
-    const write =
-      this.#last && draw < this.#mix.retried
+    // A twin goes to a fresh result id: under one already written, both would only be refused or replayed.
+    const write = twinned
+      ? { resultId: `${this.#owner}-${token}-${n}`, payload }
+      : this.#last && draw < this.#mix.retried
         ? { resultId: this.#last.resultId, payload: this.#random.next() < 0.5 ? this.#last.payload : payload }
         : {
             resultId:
@@ -173,8 +177,6 @@ export class OperationGenerator {
     if (this.#written.length > REMEMBERED) this.#written.shift();
     const pauseMs =
       holding && this.#random.next() < this.#mix.paused ? Math.round(this.#ttlMs * (1.5 + this.#random.next())) : 0;
-    // Drawn only by mixes that twin, so the others' steps stay what their seeds gave before.
-    const twinned = holding && this.#mix.twinned > 0 && this.#random.next() < this.#mix.twinned;
     return { kind: 'write', ...write, pauseMs, ...(twinned ? { twin: `${payload}'` } : {}) };
   }
 
