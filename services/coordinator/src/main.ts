@@ -131,19 +131,40 @@ function openCore(
   });
 }
 
-/** The periodic tasks of one core: L8's fence sweep (when on) and R3's collection. */
-function startSweepers(config: CoordinatorConfig, deps: CoordinatorDeps, core: Coordinator, log: Logger): Sweeper[] {
+/**
+ * The periodic tasks of one core: L8's fence sweep (when on) and R3's
+ * collection, each run skipped while `active` says no (a replica whose
+ * leadership is unconfirmed must not fence holders the leader renewed, H2).
+ */
+function startSweepers(
+  config: CoordinatorConfig,
+  deps: CoordinatorDeps,
+  core: Coordinator,
+  log: Logger,
+  active: () => boolean = () => true,
+): Sweeper[] {
   const onSweepError = (what: string) => (error: unknown) => log.error({ err: error }, `${what} sweep failed`);
+  const whenActive = (task: () => Promise<unknown>) => () => (active() ? task() : Promise.resolve());
   const sweepers: Sweeper[] = [];
   if (config.fenceOnExpiry) {
     sweepers.push(
-      startSweeper(deps.fenceSweepIntervalMs ?? 100, () => core.fenceExpiredLeases(), onSweepError('fence-on-expiry')),
+      startSweeper(
+        deps.fenceSweepIntervalMs ?? 100,
+        whenActive(() => core.fenceExpiredLeases()),
+        onSweepError('fence-on-expiry'),
+      ),
     );
   }
   // R3: lookups ignore records past retention anyway; this only frees their
   // space, and that of resource entries idle past the cache bound (V4).
   const collectEveryMs = Math.min(60_000, Math.max(1_000, Math.floor(config.requestRetentionMs / 10)));
-  sweepers.push(startSweeper(collectEveryMs, () => core.collectRequests(), onSweepError('request-record')));
+  sweepers.push(
+    startSweeper(
+      collectEveryMs,
+      whenActive(() => core.collectRequests()),
+      onSweepError('request-record'),
+    ),
+  );
   return sweepers;
 }
 
@@ -363,14 +384,16 @@ async function startReplica(
       const store = await EtcdStore.open({ client, prefix: etcd.prefix, guard, log, callTimeoutMs });
       try {
         const core = await openCore(config, deps, store, corePort, log);
-        term = {
+        const opened: Term = {
           guard,
           store,
           core,
           api: deps.wrapCore?.(core) ?? core,
-          sweepers: startSweepers(config, deps, core, log),
+          // Sweeps run only while this term is the confirmed one.
+          sweepers: startSweepers(config, deps, core, log, () => confirmed(opened)),
           ungauge: config.metrics === undefined ? undefined : gaugeResidency(core),
         };
+        term = opened;
       } catch (error) {
         await store.close();
         throw error;
