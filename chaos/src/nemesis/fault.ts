@@ -17,6 +17,11 @@ export const NEMESIS_KINDS = [
   'crash-wipe',
   'split-brain',
   'clock-skew',
+  'kill-leader',
+  'pause-leader',
+  'cut-from-etcd',
+  'kill-etcd',
+  'kill-etcd-majority',
 ] as const;
 
 /** One kind of fault. */

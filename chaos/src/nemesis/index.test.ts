@@ -79,6 +79,8 @@ describe('nemesisFor', () => {
     ['crash-wipe', 'workers_to_sink', 'crash-wipe: workers_to_sink is not a service'],
     ['isolate', 'worker-z', 'isolate: worker-z has no links'],
     ['clock-skew', 'sink', 'clock-skew: sink runs on no fake clock'],
+    ['cut-from-etcd', 'sink', 'cut-from-etcd: sink is not a replica'],
+    ['kill-etcd', 'coordinator', 'kill-etcd: coordinator is not an etcd member'],
   ])('refuses %s on %s', (kind, target, message) => {
     expect(() => nemesisFor(cluster, { kind, target }, settings)).toThrow(new RangeError(message));
   });

@@ -2,7 +2,14 @@
 // (fault.ts), on a cluster's links (network.ts) and processes (process.ts),
 // planned by a seeded schedule (schedule.ts). nemesisFor is where a planned
 // fault becomes the nemesis that carries it out.
-import { LINK_PROXY_NAMES, type Cluster, type ClusterLink, type RestartableService } from '@fencer/supervisor';
+import {
+  LINK_PROXY_NAMES,
+  type Cluster,
+  type ClusterLink,
+  type EtcdMemberName,
+  type ReplicaName,
+  type RestartableService,
+} from '@fencer/supervisor';
 import type { Nemesis } from './fault.js';
 import {
   blackhole,
@@ -20,6 +27,7 @@ import {
 } from './network.js';
 import { clockSkew, type FaketimeClock } from './clock.js';
 import { crash, pause, serviceProcess, splitBrain } from './process.js';
+import { cutFromEtcd, killEtcdMajority, killEtcdMember, killLeader, pauseLeader } from './replicas.js';
 import type { ScheduledFault } from './schedule.js';
 
 export {
@@ -59,6 +67,16 @@ export {
   type ProcessTarget,
   type RivalOptions,
 } from './process.js';
+export {
+  cutFromEtcd,
+  killEtcdMajority,
+  killEtcdMember,
+  killLeader,
+  leaderOf,
+  LEADER,
+  pauseLeader,
+  type ReplicaCluster,
+} from './replicas.js';
 export { DEFAULT_TARGETS, schedule, type ScheduledFault, type ScheduleOptions } from './schedule.js';
 
 /** What nemesisFor needs besides the cluster. */
@@ -135,6 +153,18 @@ export function nemesisFor(
       if (settings.clockRate === undefined) throw new RangeError('clock-skew: no clockRate in the settings');
       return clockSkew(clock, target, settings.clockRate);
     }
+    case 'kill-leader':
+      return killLeader(cluster);
+    case 'pause-leader':
+      return pauseLeader(cluster);
+    case 'cut-from-etcd':
+      if (!/^coordinator-\d+$/.test(target)) throw new RangeError(`cut-from-etcd: ${target} is not a replica`);
+      return cutFromEtcd(cluster, target as ReplicaName);
+    case 'kill-etcd':
+      if (!/^etcd-\d+$/.test(target)) throw new RangeError(`kill-etcd: ${target} is not an etcd member`);
+      return killEtcdMember(cluster, target as EtcdMemberName);
+    case 'kill-etcd-majority':
+      return killEtcdMajority(cluster);
   }
 }
 

@@ -30,11 +30,23 @@ export type Direction = ToxicDirection | 'both';
  * partitions of one link end at the first heal.
  */
 export function partition(link: LinkTarget): Nemesis {
-  return defineNemesis('partition', { link: link.proxy }, async () => {
-    await setEnabled(link, false);
+  return disableLinks('partition', { link: link.proxy }, () => [link]);
+}
+
+/**
+ * Several links partitioned as one fault (kind `kind` on `target`): each
+ * proxy disabled, then enabled again at heal. `links` is asked when the
+ * fault starts, so it may name what the cluster has only then.
+ */
+export function disableLinks(kind: NemesisKind, target: FaultTarget, links: () => readonly LinkTarget[]): Nemesis {
+  return defineNemesis(kind, target, async () => {
+    const cut = links();
+    await Promise.all(cut.map((link) => setEnabled(link, false)));
     return {
-      detail: `proxy ${link.proxy} disabled`,
-      undo: () => unlessGone(setEnabled(link, true)),
+      detail: `${cut.length === 1 ? 'proxy' : 'proxies'} ${cut.map((link) => link.proxy).join(', ')} disabled`,
+      undo: async () => {
+        await Promise.all(cut.map((link) => unlessGone(setEnabled(link, true))));
+      },
     };
   });
 }

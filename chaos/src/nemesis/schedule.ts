@@ -31,6 +31,12 @@ export const DEFAULT_TARGETS: Readonly<Record<NemesisKind, readonly string[]>> =
   'crash-wipe': ['coordinator'],
   'split-brain': ['coordinator-2'],
   'clock-skew': ['coordinator'],
+  // Replica kinds, for a cluster of two replicas on three etcd members (H).
+  'kill-leader': ['leader'],
+  'pause-leader': ['leader'],
+  'cut-from-etcd': ['coordinator-1', 'coordinator-2'],
+  'kill-etcd': ['etcd-1', 'etcd-2', 'etcd-3'],
+  'kill-etcd-majority': ['etcd'],
 });
 
 /** What to plan. Times in ms; ranges are [min, max], both included. */
