@@ -257,6 +257,9 @@ export async function startCoordinator(
   };
 }
 
+/** How long a replica's first etcd call may take before the process gives up (exit 1, one line). */
+const STARTUP_PROBE_MS = 10_000;
+
 /** One leadership term of a replica: a core over an EtcdStore guarded by the election it won (H3, H4). */
 interface Term {
   readonly guard: LeadershipGuard;
@@ -285,14 +288,19 @@ async function startReplica(
 ): Promise<RunningCoordinator> {
   const log = deps.log ?? silentLogger;
   const clock = deps.clock ?? systemClock;
-  // A store call slower than the session TTL cannot be part of a confirmed leadership anyway.
-  const callTimeoutMs = etcd.leaderTtlMs;
+  // Bounds a hung etcd call, so that a term whose etcd is gone ends and its
+  // calls are answered. Not what keeps a replica from serving without etcd:
+  // the gate does that at its leader lease (H2, H6), so a slow but live etcd
+  // (a loaded disk) may take longer than the session TTL without ending a term.
+  const callTimeoutMs = 2 * etcd.leaderTtlMs;
+  // The first call also connects, to an etcd that may be busy starting.
+  const probeTimeoutMs = Math.max(STARTUP_PROBE_MS, callTimeoutMs);
   const client = new Etcd3({ hosts: etcd.endpoints.map((endpoint) => `http://${endpoint}`) });
   try {
     // The prefix is checked (or stamped) once before campaigning: a replica
     // pointed at another format, or at an etcd that does not answer, stops here.
     // No log: its failure is the one line the process exits with.
-    const probe = await EtcdStore.open({ client, prefix: etcd.prefix, callTimeoutMs });
+    const probe = await EtcdStore.open({ client, prefix: etcd.prefix, callTimeoutMs: probeTimeoutMs });
     await probe.close();
   } catch (error) {
     client.close();
