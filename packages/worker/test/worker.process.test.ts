@@ -41,7 +41,9 @@ const directCoordinator = (owner: string) =>
 
 describe('fencer worker', () => {
   it('paused past its TTL: the lease-lost event on waking, then its stale result refused STALE_TOKEN', async () => {
-    const a = await worker('worker-a', ['--commands', '--resource', 'paused', '--ttl-ms', '600']);
+    // 2 s, not less: on a loaded machine an Acquire alone can take most of a
+    // shorter TTL, and the lease would be lost before the first write.
+    const a = await worker('worker-a', ['--commands', '--resource', 'paused', '--ttl-ms', '2000']);
     a.send('acquire');
     // Token values are not assumed: a grant that failed under load burns a token (L3).
     const tokenA = BigInt((await a.next('acquired')).token);
