@@ -152,27 +152,64 @@ const sinkWriteStream = sinkWriteCase('sink-write-stream', 'sink WriteStream', (
   return (request) => stream.write(request);
 });
 
-/** Each slot takes its own resource's lease and gives it back (L3: reserve, AdvanceFence, record; L5). */
-const acquireRelease: BenchCase = {
-  id: 'acquire-release',
-  title: 'Acquire+Release',
-  kind: 'fencer',
-  async open({ targets, slots: count }) {
-    const coordinator = coordinatorConnection(targets);
-    return {
-      operations: slots(count, (slot) => {
-        const identity = { resource: `cycle-${slot}`, ownerId: BENCH_WORKER, incarnation: 1n };
-        return async () => {
-          const { lease } = await coordinator.acquire({ ...identity, requestId: randomUUID(), ttlMs: CYCLE_TTL_MS });
-          if (!(await coordinator.release({ ...identity, token: lease.token })))
-            throw new Error('Release did not free the lease');
-        };
-      }),
-      servers: [coordinatorProcess(targets), sinkProcess(targets)],
-      close: async () => coordinator.close(),
-    };
-  },
-};
+/**
+ * Each slot takes its own resource's lease and gives it back (L3: reserve,
+ * AdvanceFence, record; L5) at the coordinator `coordinatorOf` picks.
+ */
+function acquireReleaseCase(
+  id: string,
+  title: string,
+  kind: BenchCase['kind'],
+  coordinatorOf: (targets: Targets) => { address: string; servers: MeasuredProcess[] },
+): BenchCase {
+  return {
+    id,
+    title,
+    kind,
+    async open({ targets, slots: count }) {
+      const { address, servers } = coordinatorOf(targets);
+      const coordinator = new CoordinatorConnection({ address, ...connectionOptions(targets) });
+      return {
+        operations: slots(count, (slot) => {
+          // The resources are the case's own: both coordinators fence on the one sink (L3).
+          const identity = { resource: `${id}-${slot}`, ownerId: BENCH_WORKER, incarnation: 1n };
+          return async () => {
+            const { lease } = await coordinator.acquire({ ...identity, requestId: randomUUID(), ttlMs: CYCLE_TTL_MS });
+            if (!(await coordinator.release({ ...identity, token: lease.token })))
+              throw new Error('Release did not free the lease');
+          };
+        }),
+        servers,
+        close: async () => coordinator.close(),
+      };
+    },
+  };
+}
+
+const acquireRelease = acquireReleaseCase('acquire-release', 'Acquire+Release', 'fencer', (targets) => ({
+  address: targets.coordinator.ready.address,
+  servers: [coordinatorProcess(targets), sinkProcess(targets)],
+}));
+
+/**
+ * The same cycle at a coordinator with --store etcd (H1) on the etcd the
+ * etcd3 lock cycle runs against: every reservation and record is an etcd
+ * transaction under the leader's guard (H3). An 'etcd' case, so it is
+ * skipped without etcd like its peer.
+ */
+const acquireReleaseEtcd = acquireReleaseCase(
+  'acquire-release-etcd',
+  'Acquire+Release, --store etcd',
+  'etcd',
+  (targets) => ({
+    address: targets.etcdCoordinator!.ready.address,
+    servers: [
+      { name: 'coordinator', pid: targets.etcdCoordinator!.child.pid! },
+      sinkProcess(targets),
+      etcdProcess(targets),
+    ],
+  }),
+);
 
 /** Each slot renews its own lease, keeping its TTL (L4: ttl_ms 0). */
 const renew: BenchCase = {
@@ -333,13 +370,17 @@ const fdatasync: BenchCase = {
   },
 };
 
+function runningEtcd(targets: Targets) {
+  if (!targets.etcd) throw new Error('etcd is not running');
+  return targets.etcd;
+}
+
+function etcdProcess(targets: Targets): MeasuredProcess {
+  return { name: 'etcd', pid: runningEtcd(targets).members[0]!.pid };
+}
+
 function etcdClient(targets: Targets): { client: Etcd3; server: MeasuredProcess } {
-  const etcd = targets.etcd;
-  if (!etcd) throw new Error('etcd is not running');
-  return {
-    client: new Etcd3({ hosts: etcdHosts(etcd.endpoints) }),
-    server: { name: 'etcd', pid: etcd.members[0]!.pid },
-  };
+  return { client: new Etcd3({ hosts: etcdHosts(runningEtcd(targets).endpoints) }), server: etcdProcess(targets) };
 }
 
 /**
@@ -402,6 +443,7 @@ export const CASES: readonly BenchCase[] = Object.freeze([
   sinkWriteOneResource,
   sinkWriteStream,
   acquireRelease,
+  acquireReleaseEtcd,
   renew,
   echoUnary,
   echoStream,
@@ -426,5 +468,10 @@ export const RATIOS: readonly RatioDefinition[] = Object.freeze([
   { title: 'WriteStream / etcd fenced txn', numerator: 'sink-write-stream', denominator: 'etcd-txn' },
   { title: 'WriteStream / raw bidi-stream echo', numerator: 'sink-write-stream', denominator: 'echo-stream' },
   { title: 'Acquire+Release / etcd3 lock cycle', numerator: 'acquire-release', denominator: 'etcd-lock' },
+  {
+    title: 'Acquire+Release on etcd / etcd3 lock cycle',
+    numerator: 'acquire-release-etcd',
+    denominator: 'etcd-lock',
+  },
   { title: 'Renew / raw unary echo', numerator: 'renew', denominator: 'echo-unary' },
 ]);

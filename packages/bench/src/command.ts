@@ -9,10 +9,26 @@ import { resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, configuredCommand, positiveInteger, whenParentGone } from '@fencer/server-kit';
 import { CASES } from './cases.js';
+import { FAILOVER_CASE, failoverTable } from './failover.js';
 import { progressOn } from './progress.js';
 import { casesTable, ratiosTable } from './report.js';
 import { memoryText, runMemory, type MemoryConfig } from './memory.js';
 import { runBench, type BenchConfig, type BenchReport } from './run.js';
+
+/** Every id --cases takes: the closed-loop cases, then the failover row. */
+const CASE_IDS: readonly string[] = [...CASES.map((c) => c.id), FAILOVER_CASE];
+
+/** The coordinator's default --leader-ttl-ms (H2), which the failover row runs at unless told. */
+const DEFAULT_LEADER_TTL_MS = 5_000;
+/** The coordinator's floor for --leader-ttl-ms (etcd leases are whole seconds): refused here before a run, not after it. */
+const MIN_LEADER_TTL_MS = 1_000;
+
+function leaderTtl(value: string): number {
+  const ms = positiveInteger(value);
+  if (ms < MIN_LEADER_TTL_MS)
+    throw new InvalidArgumentError(`at least ${MIN_LEADER_TTL_MS} (etcd leases are whole seconds)`);
+  return ms;
+}
 
 /** The largest payload a Write takes (V2). */
 const MAX_PAYLOAD_BYTES = 1_048_576;
@@ -37,9 +53,9 @@ function concurrencyList(value: string): number[] {
 
 function caseList(value: string): string[] {
   const ids = value.split(',').map((id) => id.trim());
-  const unknown = ids.filter((id) => !CASES.some((c) => c.id === id));
+  const unknown = ids.filter((id) => !CASE_IDS.includes(id));
   if (unknown.length > 0) {
-    throw new InvalidArgumentError(`unknown case ${unknown.join(', ')}; cases: ${CASES.map((c) => c.id).join(', ')}`);
+    throw new InvalidArgumentError(`unknown case ${unknown.join(', ')}; cases: ${CASE_IDS.join(', ')}`);
   }
   return ids;
 }
@@ -56,6 +72,8 @@ interface BenchFlags {
   concurrency: number[];
   payloadBytes: number;
   cases?: string[];
+  failovers: number;
+  leaderTtlMs: number;
   data?: string;
   json?: boolean;
   memory?: boolean;
@@ -79,10 +97,15 @@ export function benchCommand(): Command {
         .default([1, 16, 64], '1,16,64')
         .argParser(concurrencyList),
       new Option('--payload-bytes <n>', 'bytes per Write, echo, put and txn').default(100).argParser(payloadBytes),
-      new Option(
-        '--cases <list>',
-        `cases to run, comma-separated (default: all): ${CASES.map((c) => c.id).join(', ')}`,
-      ).argParser(caseList),
+      new Option('--cases <list>', `cases to run, comma-separated (default: all): ${CASE_IDS.join(', ')}`).argParser(
+        caseList,
+      ),
+      new Option('--failovers <n>', "the failover row: leader kills, each timed to the new leader's first grant")
+        .default(10)
+        .argParser(positiveInteger),
+      new Option('--leader-ttl-ms <n>', "the failover row's replicas' --leader-ttl-ms (their election session's TTL)")
+        .default(DEFAULT_LEADER_TTL_MS)
+        .argParser(leaderTtl),
       new Option('--data <dir>', "where the run's temporary directory goes (default: the system's)"),
       new Option('--json', 'print the whole report as JSON instead of tables'),
       new Option(
@@ -99,7 +122,9 @@ export function benchCommand(): Command {
           repetitions: flags.repetitions,
           concurrency: flags.concurrency,
           payloadBytes: flags.payloadBytes,
-          cases: flags.cases ?? CASES.map((c) => c.id),
+          cases: flags.cases ?? CASE_IDS,
+          failovers: flags.failovers,
+          leaderTtlMs: flags.leaderTtlMs,
           dataParent,
         }) satisfies BenchConfig,
         memory: flags.memory
@@ -160,10 +185,15 @@ function text(report: BenchReport): string {
     '',
     ratiosTable(report.ratios, concurrencies),
     '',
+    ...(report.failover ? [failoverTable(report.failover), ''] : []),
     'Medians over repetitions; a ratio is of throughputs measured in the same repetition, then the median of those.',
     'CPU µs/op: user+system time of each server process per operation, and of this process (`bench`: the client side, and the whole of the in-process raw limits).',
     'version' in report.etcd
-      ? `etcd ${report.etcd.version} on loopback, one member, no auth; fencer sink and coordinator with bearer-token auth.`
+      ? `etcd ${report.etcd.version} on loopback, one member, no auth; fencer sink and coordinator with bearer-token auth; ` +
+        '"--store etcd": a second coordinator on the same sink, its state in that etcd (H1).' +
+        (report.failover
+          ? ' Failover: two more such replicas (H2); the client is given both addresses and follows NOT_LEADER (H7).'
+          : '')
       : `etcd: ${(report.etcd as { skipped: string }).skipped}.`,
   ];
   return lines.join('\n') + '\n';

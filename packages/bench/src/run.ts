@@ -11,6 +11,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '@fencer/server-kit';
 import { CASES, RATIOS, type BenchCase, type OpenCase } from './cases.js';
+import { FAILOVER_CASE, runFailover, type FailoverReport } from './failover.js';
 import { measure, type Measurement } from './measure.js';
 import type { Progress } from './progress.js';
 import { ratios, summarize, type CaseSummary, type RatioSummary, type RecordedMeasurement } from './report.js';
@@ -24,8 +25,12 @@ export interface BenchConfig {
   /** Closed-loop concurrencies, ascending. */
   readonly concurrency: readonly number[];
   readonly payloadBytes: number;
-  /** Ids of the cases to run (CASES order is kept). */
+  /** Ids of the cases to run (CASES order is kept), FAILOVER_CASE among them or not. */
   readonly cases: readonly string[];
+  /** Kills of the leader in the failover row. */
+  readonly failovers: number;
+  /** The failover replicas' --leader-ttl-ms. */
+  readonly leaderTtlMs: number;
   /** Where the run's own temporary directory is made. */
   readonly dataParent: string;
 }
@@ -43,6 +48,8 @@ export interface BenchReport {
   readonly measurements: readonly RecordedMeasurement[];
   readonly summary: readonly CaseSummary[];
   readonly ratios: readonly RatioSummary[];
+  /** The failover row; null when it was not asked for or there is no etcd. */
+  readonly failover: FailoverReport | null;
 }
 
 /** A warm-up per case before the first repetition: JIT, connections, LevelDB files. Not recorded. */
@@ -62,7 +69,9 @@ export async function runBench(config: BenchConfig, progress: Progress, signal: 
     const payload = Buffer.alloc(config.payloadBytes, 'x');
     for (const benchCase of cases) opened.push({ benchCase, open: await benchCase.open({ targets, slots, payload }) });
 
-    const steps = cases.length * (1 + config.repetitions * config.concurrency.length);
+    const failover = config.cases.includes(FAILOVER_CASE) && targets.etcd !== null;
+    const steps =
+      cases.length * (1 + config.repetitions * config.concurrency.length) + (failover ? config.failovers : 0);
     progress.start(steps);
     const step = async (benchCase: BenchCase, open: OpenCase, concurrency: number, seconds: number, label: string) => {
       progress.begin(label);
@@ -92,6 +101,8 @@ export async function runBench(config: BenchConfig, progress: Progress, signal: 
         }
       }
     }
+    // After the closed loops: its kills and elections would disturb them.
+    const failoverReport = failover ? await runFailover(targets, config, progress, signal) : null;
     return {
       settings: config,
       machine: { cpus: availableParallelism(), loadAverage: loadavg() },
@@ -101,12 +112,14 @@ export async function runBench(config: BenchConfig, progress: Progress, signal: 
         coordinator: targets.coordinator.child.pid!,
         echo: targets.echo.child.pid!,
         ...(targets.etcd ? { etcd: targets.etcd.members[0]!.pid } : {}),
+        ...(targets.etcdCoordinator ? { 'coordinator-etcd': targets.etcdCoordinator.child.pid! } : {}),
       },
       etcd: targets.etcd ? { version: targets.etcd.version } : { skipped: targets.etcdNote! },
       cases: cases.map(({ id, title, kind }) => ({ id, title, kind })),
       measurements,
       summary: summarize(measurements, cases, config.concurrency),
       ratios: ratios(measurements, RATIOS, config.concurrency, config.repetitions),
+      failover: failoverReport,
     };
   } finally {
     progress.stop();

@@ -2,13 +2,16 @@
 // directory: a sink and a coordinator as production runs them (separate
 // `fencer` processes, bearer-token auth on, the coordinator dialing the sink
 // directly), the echo server, etcd when it is installed, and scratch space
-// for the in-process raw limits (LevelDB, fdatasync). Not startCluster: its
-// fault proxy between the coordinator and the sink would be measured too.
+// for the in-process raw limits (LevelDB, fdatasync); with etcd, a second
+// coordinator on the same sink keeping its state in that etcd (--store etcd,
+// H1). Not startCluster: its fault proxy between the coordinator and the
+// sink would be measured too.
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import {
   coordinatorArgs,
+  replicasServing,
   credentialToken,
   ensureCredentials,
   findEtcd,
@@ -16,6 +19,7 @@ import {
   startEtcdCluster,
   spawnReady,
   stopChild,
+  type ClusterCredentials,
   type EtcdCluster,
   type ReadyChild,
 } from '@fencer/supervisor';
@@ -29,10 +33,21 @@ const BENCH_ACQUIRES_PER_SECOND = 1_000_000;
 /** The bench's request-record quotas: above what a run of any length on two cores grants. */
 const BENCH_REQUEST_RECORDS = 100_000_000;
 
+/** The etcd prefix of the --store etcd coordinator's state: apart from the failover replicas' (failover.ts). */
+const ETCD_STORE_PREFIX = '/fencer-bench-store/';
+/** How long a --store etcd coordinator may take to win its first election on an etcd of its own. */
+const FIRST_ELECTION_MS = 30_000;
+
 /** The running processes and places a run's cases use. */
 export interface Targets {
   readonly sink: ReadyChild;
   readonly coordinator: ReadyChild;
+  /** A coordinator on the same sink with --store etcd on `etcd`, leading; null without etcd. */
+  readonly etcdCoordinator: ReadyChild | null;
+  /** The run's credentials: what another coordinator on the sink (the failover replicas) is started with. */
+  readonly credentials: ClusterCredentials;
+  /** Where the targets' logs go. */
+  readonly logs: string;
   /** The bearer token of BENCH_WORKER. */
   readonly workerToken: string;
   readonly echo: ReadyChild;
@@ -82,27 +97,7 @@ export async function startTargets(data: string, signal: AbortSignal): Promise<S
     const coordinator = await child(() =>
       spawnLogged(
         'coordinator',
-        [
-          'coordinator',
-          ...coordinatorArgs({
-            listen: '127.0.0.1:0',
-            data: join(data, 'coordinator'),
-            sink: sink.ready.address,
-            credentials,
-          }),
-          // Every slot of every case acquires as the one bench owner: V4's
-          // per-owner Acquire rate (100/s, burst 100) would refuse the leases
-          // of the second 64-slot case and cap Acquire+Release at 100/s,
-          // measuring the guard instead of the Acquire path. Likewise the
-          // request records (R3, kept for their TTL): a full run's tens of
-          // thousands of cycles would hit the per-owner quota mid-case.
-          '--max-acquires-per-second',
-          String(BENCH_ACQUIRES_PER_SECOND),
-          '--max-records-per-owner',
-          String(BENCH_REQUEST_RECORDS),
-          '--max-request-records',
-          String(BENCH_REQUEST_RECORDS),
-        ],
+        benchCoordinatorArgs({ data: join(data, 'coordinator'), sink: sink.ready.address, credentials }),
         join(logs, 'coordinator.log'),
         signal,
       ),
@@ -117,10 +112,29 @@ export async function startTargets(data: string, signal: AbortSignal): Promise<S
       started.push(() => running.stop(STOP_GRACE_MS));
       signal.throwIfAborted();
     }
+    const etcdCoordinator = etcd
+      ? await child(() =>
+          spawnLogged(
+            'coordinator on etcd',
+            benchCoordinatorArgs({
+              data: join(data, 'coordinator-etcd'),
+              sink: sink.ready.address,
+              credentials,
+              store: etcdStoreArgs(etcd.endpoints, ETCD_STORE_PREFIX),
+            }),
+            join(logs, 'coordinator-etcd.log'),
+            signal,
+          ),
+        )
+      : null;
+    if (etcdCoordinator) await untilLeading([etcdCoordinator.ready.address], FIRST_ELECTION_MS, signal);
     return {
       targets: {
         sink,
         coordinator,
+        etcdCoordinator,
+        credentials,
+        logs,
         workerToken: credentialToken(credentials.credentialsFile, { identity: BENCH_WORKER }),
         echo,
         etcd,
@@ -132,5 +146,77 @@ export async function startTargets(data: string, signal: AbortSignal): Promise<S
   } catch (error) {
     await stop();
     throw error;
+  }
+}
+
+/** Where a bench coordinator serves from, and on what. */
+export interface BenchCoordinator {
+  readonly data: string;
+  readonly sink: string;
+  readonly credentials: ClusterCredentials;
+  /** HOST:PORT; default a free loopback port. */
+  readonly listen?: string;
+  /** --store etcd flags (replicaStoreArgs and more); absent: LevelDB under `data`. */
+  readonly store?: readonly string[];
+}
+
+/** The `fencer coordinator` arguments of every coordinator the bench starts. */
+export function benchCoordinatorArgs({
+  data,
+  sink,
+  credentials,
+  listen = '127.0.0.1:0',
+  store = [],
+}: BenchCoordinator): string[] {
+  return [
+    'coordinator',
+    ...coordinatorArgs({ listen, data, sink, credentials }),
+    ...store,
+    // Every slot of every case acquires as the one bench owner: V4's
+    // per-owner Acquire rate (100/s, burst 100) would refuse the leases
+    // of the second 64-slot case and cap Acquire+Release at 100/s,
+    // measuring the guard instead of the Acquire path. Likewise the
+    // request records (R3, kept for their TTL): a full run's tens of
+    // thousands of cycles would hit the per-owner quota mid-case.
+    '--max-acquires-per-second',
+    String(BENCH_ACQUIRES_PER_SECOND),
+    '--max-records-per-owner',
+    String(BENCH_REQUEST_RECORDS),
+    '--max-request-records',
+    String(BENCH_REQUEST_RECORDS),
+  ];
+}
+
+/**
+ * The flags of a coordinator keeping its state in etcd under `prefix` (H1);
+ * it advertises the address it listens on (H7), which is what the bench's
+ * clients dial. `extra`: more flags, e.g. --leader-ttl-ms.
+ */
+export function etcdStoreArgs(endpoints: readonly string[], prefix: string, extra: readonly string[] = []): string[] {
+  return ['--store', 'etcd', '--etcd', endpoints.join(','), '--etcd-prefix', prefix, ...extra];
+}
+
+/** How often untilLeading asks the replicas' health. */
+const LEADER_POLL_MS = 50;
+
+/**
+ * Resolves with the index of the first of `addresses` whose health says it
+ * leads (H2: SERVING); rejects when none does within `timeoutMs`, or with
+ * the signal's reason.
+ */
+export async function untilLeading(
+  addresses: readonly string[],
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<number> {
+  const named = addresses.map((address, index) => ({ name: String(index), address }));
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    signal.throwIfAborted();
+    const serving = await replicasServing(named, 1_000);
+    if (serving.length > 0) return Number(serving[0]);
+    if (performance.now() > deadline)
+      throw new Error(`no coordinator of ${addresses.join(', ')} led within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, LEADER_POLL_MS));
   }
 }

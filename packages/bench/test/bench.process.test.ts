@@ -10,6 +10,9 @@ import { fencerBin, isProcessAlive, processesMentioning } from '@fencer/supervis
 import { eventually, runFencer, tempDir } from '@fencer/testkit';
 import { CASES, RATIOS } from '../src/index.js';
 
+/** The failover row's settings in these runs: two kills at the shortest TTL, so the runs stay short. */
+const FAILOVER_FLAGS = ['--failovers', '2', '--leader-ttl-ms', '1000'];
+
 const dir = tempDir('fencer-bench-test-');
 afterAll(() => dir.remove());
 
@@ -24,16 +27,37 @@ interface Report {
     denominator: string;
     byConcurrency: { median: number | null; perRepetition: number[] }[];
   }[];
+  failover: {
+    replicas: number;
+    pids: number[];
+    leaderTtlMs: number;
+    killToGrantMs: number[];
+    p50Ms: number;
+    maxMs: number;
+    targetMaxMs: number;
+  } | null;
 }
 
 describe('fencer bench', () => {
   it(
-    'measures every case, etcd included, computes every ratio, and leaves no process or file behind',
-    { timeout: 90_000 },
+    'measures every case, etcd and failover included, computes every ratio, and leaves no process or file behind',
+    { timeout: 120_000 },
     async () => {
       const result = await runFencer(
-        ['bench', '--seconds', '0.5', '--repetitions', '1', '--concurrency', '1', '--json', '--data', dir.path],
-        { timeoutMs: 80_000 },
+        [
+          'bench',
+          '--seconds',
+          '0.5',
+          '--repetitions',
+          '1',
+          '--concurrency',
+          '1',
+          ...FAILOVER_FLAGS,
+          '--json',
+          '--data',
+          dir.path,
+        ],
+        { timeoutMs: 110_000 },
       );
       expect(result.code, result.stderr).toBe(0);
       const report = JSON.parse(result.stdout) as Report;
@@ -48,6 +72,8 @@ describe('fencer bench', () => {
       expect(cpuOf('sink-write-stream')).toEqual(['bench', 'sink']);
       expect(cpuOf('sink-write-one-resource')).toEqual(['bench', 'sink']);
       expect(cpuOf('acquire-release')).toEqual(['bench', 'coordinator', 'sink']);
+      // The --store etcd coordinator's cycle costs etcd's CPU as well (H1).
+      expect(cpuOf('acquire-release-etcd')).toEqual(['bench', 'coordinator', 'etcd', 'sink']);
       expect(cpuOf('renew')).toEqual(['bench', 'coordinator']);
       expect(cpuOf('echo-unary')).toEqual(['bench', 'echo']);
       expect(cpuOf('etcd-txn')).toEqual(['bench', 'etcd']);
@@ -62,13 +88,24 @@ describe('fencer bench', () => {
         expect(ratio.byConcurrency[0]!.median).toBeGreaterThan(0);
       }
 
-      // Not a terminal: a line per measurement (a warm-up per case, then the run).
-      expect(result.stderr.split('\n').filter((line) => /^fencer bench: \[\d+\/\d+\] /.test(line))).toHaveLength(
-        2 * CASES.length,
-      );
+      // The failover row: each kill timed once a new leader granted (never before the kill, never past the bound).
+      const failover = report.failover!;
+      expect(failover).toMatchObject({ replicas: 2, leaderTtlMs: 1000, targetMaxMs: 2000 });
+      expect(failover.killToGrantMs).toHaveLength(2);
+      for (const ms of failover.killToGrantMs) expect(ms).toBeGreaterThan(0);
+      expect(failover.maxMs).toBe(Math.max(...failover.killToGrantMs));
+      expect(failover.p50Ms).toBeLessThanOrEqual(failover.maxMs);
+      // Two replicas, and one more for each restart of a killed one.
+      expect(failover.pids).toHaveLength(4);
 
-      expect(Object.keys(report.processes).sort()).toEqual(['coordinator', 'echo', 'etcd', 'sink']);
+      // Not a terminal: a line per measurement (a warm-up per case, then the run), and one per failover.
+      const lines = result.stderr.split('\n').filter((line) => /^fencer bench: \[\d+\/\d+\] /.test(line));
+      expect(lines).toHaveLength(2 * CASES.length + 2);
+      expect(lines.at(-1)).toMatch(/failover 2\/2, session TTL 1000 ms: kill to grant \d+ ms$/);
+
+      expect(Object.keys(report.processes).sort()).toEqual(['coordinator', 'coordinator-etcd', 'echo', 'etcd', 'sink']);
       for (const [name, pid] of Object.entries(report.processes)) expect(isProcessAlive(pid), name).toBe(false);
+      for (const pid of failover.pids) expect(isProcessAlive(pid), 'a failover replica').toBe(false);
       expect(processesMentioning(report.data)).toEqual([]);
       expect(readdirSync(dir.path)).toEqual([]);
     },
@@ -95,10 +132,43 @@ describe('fencer bench', () => {
     expect(result.stdout).toMatch(/^\| case +\| conc \| ops\/s \| p50 ms \| p99 ms \| CPU µs\/op +\|$/m);
     expect(result.stdout).toMatch(/^\| Renew +\| +2 \| +\d+ \|/m);
     expect(result.stdout).toMatch(/^\| Renew \/ raw unary echo +\| +\d+\.\d\d× \|$/m);
-    // A ratio whose cases did not run has no figure.
+    // A ratio whose cases did not run has no figure, nor a failover row that was not asked for.
     expect(result.stdout).toMatch(/^\| sink Write \/ etcd fenced txn +\| +– \|$/m);
+    expect(result.stdout).not.toMatch(/failover/);
     expect(readdirSync(dir.path)).toEqual([]);
   });
+
+  it(
+    'prints the --store etcd cycle beside the etcd3 lock cycle, their ratio, and the failover row',
+    { timeout: 90_000 },
+    async () => {
+      const result = await runFencer(
+        [
+          'bench',
+          '--seconds',
+          '0.3',
+          '--repetitions',
+          '1',
+          '--concurrency',
+          '1',
+          '--cases',
+          'acquire-release-etcd,etcd-lock,failover',
+          ...FAILOVER_FLAGS,
+          '--data',
+          dir.path,
+        ],
+        { timeoutMs: 80_000 },
+      );
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(/^\| Acquire\+Release, --store etcd +\| +1 \| +\d+ \|/m);
+      expect(result.stdout).toMatch(/^\| etcd3 lock acquire\+release +\| +1 \| +\d+ \|/m);
+      expect(result.stdout).toMatch(/^\| Acquire\+Release on etcd \/ etcd3 lock cycle +\| +\d+\.\d\d× \|$/m);
+      expect(result.stdout).toMatch(
+        /^\| 2 replicas on etcd, session TTL 1000 ms +\| +2 \| +\d+ \| +\d+ \| +≤ 2000 \(TTL \+ 1 s\) \|$/m,
+      );
+      expect(readdirSync(dir.path)).toEqual([]);
+    },
+  );
 
   it(
     '--memory stores the results through a real sink and samples its RSS after each tenth',
@@ -127,6 +197,8 @@ describe('fencer bench', () => {
     [['--concurrency', '1,0']],
     [['--concurrency', '1,x']],
     [['--cases', 'sink-write,nope']],
+    [['--failovers', '0']],
+    [['--leader-ttl-ms', '999']],
     [['--payload-bytes', '2000000']],
     [['--memory', '--memory-results', '0']],
     [['--bogus']],
