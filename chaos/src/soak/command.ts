@@ -21,6 +21,8 @@ export interface ChaosConfig {
   readonly workers: number;
   readonly resources: number;
   readonly mix: WorkloadMix;
+  /** Coordinator replicas on etcd (H) in place of the one coordinator, with the replica faults drawn too; absent: one coordinator. */
+  readonly replicas?: number;
   /** Keep the run's data here; absent: a temporary directory, removed afterwards. */
   readonly data?: string;
   readonly toxiproxyUrl?: string;
@@ -47,6 +49,10 @@ export function chaosCommand(): Command {
       )
         .choices(WORKLOAD_MIXES)
         .default('default'),
+      new Option(
+        '--replicas <n>',
+        'coordinator replicas on a 3-member etcd (from the etcd on PATH) instead of one coordinator, and their faults: the leader killed or paused, a replica cut from etcd, etcd members killed',
+      ).argParser(positiveInteger),
       new Option('--data <dir>', 'keep the run’s data (logs, LevelDB) here'),
       new Option('--toxiproxy <url>', 'inject faults through this running Toxiproxy').env('TOXIPROXY_URL'),
       new Option('--report <file.html>', 'write the run as a self-contained HTML timeline'),
@@ -61,18 +67,23 @@ export function chaosCommand(): Command {
       workers: number;
       resources: number;
       mix: WorkloadMix;
+      replicas?: number;
       data?: string;
       toxiproxy?: string;
       report?: string;
       history?: string;
     }): ChaosConfig => {
       if (options.workers > 26) throw new ConfigError('--workers must be at most 26');
+      // One replica has no standby to fail over to: the replica faults would only stop it.
+      if (options.replicas !== undefined && options.replicas < 2)
+        throw new ConfigError('--replicas must be at least 2');
       return Object.freeze({
         seconds: options.seconds,
         seed: options.seed ?? Math.floor(Math.random() * 2 ** 31),
         workers: options.workers,
         resources: options.resources,
         mix: options.mix,
+        ...(options.replicas === undefined ? {} : { replicas: options.replicas }),
         ...(options.data === undefined ? {} : { data: resolve(options.data) }),
         ...(options.toxiproxy === undefined ? {} : { toxiproxyUrl: options.toxiproxy }),
         ...(options.report === undefined ? {} : { report: resolve(options.report) }),
@@ -107,9 +118,13 @@ async function runChaos(config: ChaosConfig): Promise<void> {
   setMaxListeners(0, stopping.signal);
   process.once('SIGINT', () => stopping.abort(new Error('interrupted')));
   process.once('SIGTERM', () => stopping.abort(new Error('terminated')));
-  const replay = `fencer chaos --seed ${config.seed} --seconds ${config.seconds} --workers ${config.workers} --resources ${config.resources} --mix ${config.mix}`;
+  const replay = `fencer chaos --seed ${config.seed} --seconds ${config.seconds} --workers ${config.workers} --resources ${config.resources} --mix ${config.mix}${
+    config.replicas === undefined ? '' : ` --replicas ${config.replicas}`
+  }`;
   process.stdout.write(
-    `fencer chaos: seed ${config.seed}, ${config.seconds} s, ${config.workers} workers on ${config.resources} resources, mix ${config.mix}\n`,
+    `fencer chaos: seed ${config.seed}, ${config.seconds} s, ${config.workers} workers on ${config.resources} resources, mix ${config.mix}${
+      config.replicas === undefined ? '' : `, ${config.replicas} coordinator replicas on etcd`
+    }\n`,
   );
   // Clock skew needs libfaketime; a machine without it soaks every other fault.
   const clockSkew = hasLibfaketime();

@@ -31,6 +31,14 @@
 // may refuse it (S3). A skewed worker's own stamps never reach the history:
 // the harness maps them to its own clock (earliest possible sending, its own
 // receipt of the answer), and the workers on real clocks are probed.
+// With replicas (`fencer chaos --replicas N`), coordinator replicas on a
+// 3-member etcd take the coordinator's place and the replica faults join
+// the draw (the leader killed or paused, a replica cut from etcd, etcd
+// members killed: H2–H6); the workers get every replica's address (H7).
+// The coordinator's own kinds are then drawn on the replicas' links only:
+// a crash-wipe means nothing to a store in etcd, a rival would need the
+// replicas' advertised links redirected, and a replica on a skewed clock is
+// outside H's clock-rate allowance, so those three stay out.
 import { join } from 'node:path';
 import { sleep } from '@fencer/client';
 import type { Violation } from '../checker/round.js';
@@ -66,6 +74,21 @@ export const SOAK_KINDS: readonly NemesisKind[] = Object.freeze([
   'clock-skew',
 ]);
 
+/** The replica faults a soak with replicas adds to its draw. */
+export const REPLICA_SOAK_KINDS: readonly NemesisKind[] = Object.freeze([
+  'kill-leader',
+  'pause-leader',
+  'cut-from-etcd',
+  'kill-etcd',
+  'kill-etcd-majority',
+]);
+
+/** Kinds a soak with replicas leaves out (see the top of this file). */
+const NOT_WITH_REPLICAS: readonly NemesisKind[] = Object.freeze(['crash-wipe', 'split-brain', 'clock-skew']);
+
+/** The replicas' leader TTL in a soak: a failover within the faults' lengths (the default 5 s would outlast most). */
+const SOAK_LEADER_TTL_MS = 1_500;
+
 /** The rates clock-skew sets in a soak, faster and slower; the coordinator's fastest bounds the lock model's trust in a TTL. */
 const SOAK_CLOCK_RATES: readonly number[] = Object.freeze([2, 0.5, 0.25]);
 
@@ -96,6 +119,8 @@ export interface SoakOptions {
    * installed; false leaves clock-skew out, with every process on its real clock.
    */
   readonly clockSkew?: boolean;
+  /** Coordinator replicas on etcd in place of the one coordinator (at least 2), and the replica faults drawn too. */
+  readonly replicas?: number;
   /** Called about twice a second while the run goes on. */
   readonly onProgress?: (progress: SoakProgress) => void;
   /** Ends the run early: faults are healed, everything is stopped, and runSoak rejects with the reason. */
@@ -131,6 +156,7 @@ const LATENCY_MS = DEFAULT_WORKLOAD.ttlMs * 1.5;
 /** Runs one soak to the end and checks it; the cluster is stopped whatever happens. */
 export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   const owners = Array.from({ length: options.workers }, (_, i) => `worker-${String.fromCharCode(97 + i)}`);
+  const replicas = options.replicas ?? 0;
   const clockSkew = options.clockSkew ?? true;
   // Says which library is missing before anything starts.
   if (clockSkew) libfaketime();
@@ -138,7 +164,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     name: `soak${options.seed}`,
     data: join(options.data),
     workers: owners,
-    ...(clockSkew ? { clocks: ['coordinator'] } : {}),
+    ...(clockSkew && replicas === 0 ? { clocks: ['coordinator'] } : {}),
+    ...(replicas > 0 ? { replicas, coordinatorFlags: ['--leader-ttl-ms', String(SOAK_LEADER_TTL_MS)] } : {}),
     ...(options.toxiproxyUrl ? { toxiproxyUrl: options.toxiproxyUrl } : {}),
     ...(options.binaries ? { binaries: options.binaries } : {}),
   });
@@ -158,16 +185,26 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     );
     const links: Record<string, LinkTarget> = {};
     for (const worker of workers) {
-      links[worker.links.coordinator.proxy] = worker.links.coordinator;
+      // With replicas a worker's coordinator link is the replicas' own (below), shared by all.
+      if (replicas === 0) links[worker.links.coordinator.proxy] = worker.links.coordinator;
       links[worker.links.sink.proxy] = worker.links.sink;
     }
+    for (const replica of s.cluster.replicas) {
+      for (const proxy of [replica.proxyNames.workersToCoordinator, replica.proxyNames.coordinatorToSink])
+        links[proxy] = { toxiproxy: s.toxiproxy, proxy };
+    }
     // Isolating a process cuts its workers' own proxies too, besides the cluster's links.
-    const linksOf: Record<string, LinkTarget[]> = {
-      coordinator: workers.map((w) => w.links.coordinator),
-      sink: workers.map((w) => w.links.sink),
-      ...Object.fromEntries(workers.map((w) => [w.owner, [w.links.coordinator, w.links.sink]])),
-    };
-    const linkNames = [...Object.keys(links), 'coordinator_to_sink'];
+    const linksOf: Record<string, LinkTarget[]> =
+      replicas === 0
+        ? {
+            coordinator: workers.map((w) => w.links.coordinator),
+            sink: workers.map((w) => w.links.sink),
+            ...Object.fromEntries(workers.map((w) => [w.owner, [w.links.coordinator, w.links.sink]])),
+          }
+        : { sink: workers.map((w) => w.links.sink) };
+    const linkNames = replicas === 0 ? [...Object.keys(links), 'coordinator_to_sink'] : Object.keys(links);
+    // With replicas, 'coordinator' would be coordinator-1 alone, beside the replica faults on it: left to those.
+    const services = replicas === 0 ? ['sink', 'coordinator'] : ['sink'];
     // Every other worker of each resource goes to the rival during a split
     // brain, so both coordinators grant on every resource with two workers.
     const rivalLinks = workers
@@ -182,7 +219,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const plan = schedule({
       seed: options.seed,
       durationMs: totalMs,
-      kinds: clockSkew ? SOAK_KINDS : SOAK_KINDS.filter((kind) => kind !== 'clock-skew'),
+      kinds: [
+        ...SOAK_KINDS.filter(
+          (kind) => (clockSkew || kind !== 'clock-skew') && (replicas === 0 || !NOT_WITH_REPLICAS.includes(kind)),
+        ),
+        ...(replicas > 0 ? REPLICA_SOAK_KINDS : []),
+      ],
       targets: {
         partition: linkNames,
         blackhole: linkNames,
@@ -191,9 +233,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         latency: linkNames,
         'reset-peer': linkNames,
         flap: linkNames,
-        isolate: [...owners, 'sink', 'coordinator'],
-        pause: [...owners, 'sink', 'coordinator'],
+        isolate: replicas === 0 ? [...owners, ...services] : services,
+        pause: [...owners, ...services],
+        crash: services,
         'clock-skew': Object.keys(clocks),
+        'cut-from-etcd': s.cluster.replicas.map(({ name }) => name),
+        // Apart from the majority's members (etcd-1, etcd-2), so the two never kill one member twice.
+        'kill-etcd': ['etcd-3'],
       },
       faultMs: [300, 2_500],
       maxConcurrent: 2,
