@@ -38,7 +38,14 @@ export {
 } from './workload/workload.js';
 export * from './nemesis/index.js';
 export { Scenario, type ScenarioOptions, type ScenarioVerdict, type ScenarioWorker } from './scenario/harness.js';
-export { runSoak, SOAK_KINDS, type SoakOptions, type SoakProgress, type SoakResult } from './soak/soak.js';
+export {
+  REPLICA_SOAK_KINDS,
+  runSoak,
+  SOAK_KINDS,
+  type SoakOptions,
+  type SoakProgress,
+  type SoakResult,
+} from './soak/soak.js';
 export { chaosCommand, type ChaosConfig } from './soak/command.js';
 export { renderReport, writeReport, type ReportInput } from './report/html.js';
 export { historyLines, writeHistory } from './history-export/json-lines.js';
