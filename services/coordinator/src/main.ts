@@ -47,6 +47,13 @@ export interface CoordinatorSeams {
   readonly wrapSink?: (sink: SinkPort) => SinkPort;
   /** Wraps the core as the gRPC handlers call it; default none. */
   readonly wrapCore?: (core: CoordinatorApi) => CoordinatorApi;
+  /**
+   * H2 and H5 broken, for a replica on etcd: its gate ignores the leader
+   * lease and the election's depositions, so a term ends only when a
+   * guarded store write fails (H3); until then it answers from memory
+   * whatever needs no write, even long deposed. Default false.
+   */
+  readonly serveWithoutLeaderLease?: boolean;
 }
 
 /** What an in-process coordinator may be given instead of the production defaults. */
@@ -331,7 +338,9 @@ async function startReplica(
   // Started once the server listens: its address is the default --advertise.
   const election: { leadership?: EtcdLeadership } = {};
   const leaderAddress = () => election.leadership?.leaderAddress();
-  const confirmed = (term: Term) => current === term && election.leadership?.isConfirmed() === true;
+  const withoutLeaderLease = deps.serveWithoutLeaderLease === true;
+  const confirmed = (term: Term) =>
+    current === term && (withoutLeaderLease || election.leadership?.isConfirmed() === true);
 
   /** H2: a call reaches the core only under a confirmed term, and is answered only if the term is still confirmed. */
   const gated = async <T>(call: (api: CoordinatorApi) => Promise<T>): Promise<T> => {
@@ -416,6 +425,8 @@ async function startReplica(
       await closeTerm(term);
       return;
     }
+    // Only a replica serving without its leader lease still has a term here: it outlived its deposition.
+    endTerm('elected again');
     current = term;
     running.server.setServing(true);
     log.info({ createRevision: guard.createRevision }, 'leading: state loaded from etcd, serving (H4)');
@@ -436,7 +447,9 @@ async function startReplica(
     clock,
     log,
     onElected: (guard) => enqueue(() => openTerm(guard)),
-    onDeposed: (reason) => endTerm(reason),
+    onDeposed: (reason) => {
+      if (!withoutLeaderLease) endTerm(reason);
+    },
   });
   election.leadership = leadership;
 
