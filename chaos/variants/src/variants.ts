@@ -74,6 +74,12 @@ export const VARIANTS = Object.freeze({
     breaks: 'R1: keeps no request-id records, so a retried Acquire can mint a second token (S2)',
     command: () => coordinatorCommand({ wrapCore: withoutRequestRecords }),
   },
+  'past-leader-lease-coordinator': {
+    service: 'coordinator',
+    breaks:
+      'H2/H5: a replica on etcd serves past its leader lease and through its deposition, until a guarded write fails (H3)',
+    command: () => coordinatorCommand({ serveWithoutLeaderLease: true }),
+  },
   'worker-clock-coordinator': {
     service: 'coordinator',
     breaks:
