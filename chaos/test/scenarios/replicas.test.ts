@@ -125,14 +125,16 @@ describe('replica scenarios (H)', { timeout: 180_000 }, () => {
   });
 
   it('kill one etcd member: the quorum carries on and grants go on', async () => {
-    const leader = await leaderOf(s.cluster);
     const heal = await s.inject(killEtcdMember(s.cluster, 'etcd-1'));
     const d = await s.worker('worker-d', scripted('member', HOLDER_TTL_MS, 3_000));
     await acquire(d);
     expect(await write(d, 'member-1', 'D1')).toMatchObject({ event: 'written', outcome: 'applied' });
     await heal();
-    // Nothing a lost minority does deposes the leader.
-    expect(await leaderOf(s.cluster)).toBe(leader);
+    // Some replica leads. Not necessarily the same one: at this short TTL a
+    // leader whose keepalive stream was on the killed member may lose its
+    // leader lease before its client moves to another member (availability,
+    // not safety).
+    expect(['coordinator-1', 'coordinator-2']).toContain(await leaderOf(s.cluster));
     expect((await s.check()).violations).toEqual([]);
   });
 
