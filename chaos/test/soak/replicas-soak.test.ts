@@ -17,7 +17,8 @@ describe('fencer chaos --replicas', () => {
       const seed = /seed (\d+)/.exec(stdout)?.[1];
       expect(
         { code, verdict: stdout.split('\n').at(-2), stderrTail: stderr.slice(-300) },
-        `seed ${seed}`,
+        // The summary's tail names each violation, so a failure here can be read without a replay.
+        `seed ${seed}\n${stdout.split('\n').slice(-25).join('\n')}`,
       ).toMatchObject({ code: 0, verdict: 'verdict: S1–S6 and the lock model held' });
       expect(stdout).toContain('2 coordinator replicas on etcd');
       // The schedule deals every kind once before any comes again: each replica fault struck.
