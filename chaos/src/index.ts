@@ -37,7 +37,7 @@ export {
   type WorkloadOptions,
 } from './workload/workload.js';
 export * from './nemesis/index.js';
-export { Scenario, type ScenarioOptions, type ScenarioVerdict, type ScenarioWorker } from './scenario/harness.js';
+export { CLOCK_FLOOR_MS, Scenario, type ScenarioOptions, type ScenarioVerdict, type ScenarioWorker } from './scenario/harness.js';
 export {
   REPLICA_SOAK_KINDS,
   runSoak,

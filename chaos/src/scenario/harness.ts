@@ -79,8 +79,9 @@ export interface ScenarioVerdict {
 const sharedClockMs = (localMs: number) => performance.timeOrigin + localMs;
 // The checker's margin before it was measured, kept as a floor: the
 // harness's own readings (fault periods, calls of workers on a fake clock)
-// are rounded to it, and a measured bound can only widen it.
-const CLOCK_FLOOR_MS = 1;
+// are rounded to it, and a measured bound can only widen it. It also covers
+// the error of each process's time origin, read once from the wall clock.
+export const CLOCK_FLOOR_MS = 1;
 // Round trips per worker, at most: one quick round trip is enough, but a
 // worker still starting (or a loaded machine) answers some slowly.
 const CLOCK_PROBES = 20;
