@@ -288,8 +288,21 @@ function leaseCalls(
   );
   const latest = <T>(items: readonly T[] | undefined, at: (item: T) => number) =>
     (items ?? []).reduce((max, item) => Math.max(max, at(item)), -Infinity);
-  for (const c of maybeGrants) calls.push({ ...c, endMs: latest(dependents.get(grantKey(c)), (d) => d.endMs) });
-  for (const c of maybeReleases) {
+  // Unknown calls of one grant have one effect, and their windows one end:
+  // a Release retried through an outage, or an Acquire retried under its
+  // request id. At most one of them matters (a second grant of the same
+  // token is refused, a second release changes nothing), so the search
+  // takes the one sent first, whose window holds all the others'. Taken one
+  // by one, 16 unknown Releases of one lease made 2^16 sets of calls left
+  // and exhausted the step budget.
+  const firstSent = (maybe: readonly Omit<Call, 'endMs'>[]) =>
+    [...groupBy(maybe, grantKey).values()].map((same) =>
+      same.reduce((first, c) => (c.op.invokedMs < first.op.invokedMs ? c : first)),
+    );
+  for (const c of firstSent(maybeGrants)) {
+    calls.push({ ...c, endMs: latest(dependents.get(grantKey(c)), (d) => d.endMs) });
+  }
+  for (const c of firstSent(maybeReleases)) {
     calls.push({ ...c, endMs: latest(leases.get(grantKey(c)), (l) => l.op.invokedMs + l.ttlMs) });
   }
 
