@@ -11,10 +11,11 @@ export {
   successorPayload,
   type RoundHistory,
   type StoredValue,
+  type Unchecked,
   type Violation,
   type WriteAnswer,
 } from './checker/round.js';
-export { checkHistory, type CheckOptions } from './checker/check.js';
+export { checkHistory, type CheckOptions, type HistoryCheck } from './checker/check.js';
 export { OPPORTUNITY_MEANINGS, opportunities, type Opportunities } from './checker/opportunities.js';
 export {
   operationFromCall,
@@ -37,7 +38,13 @@ export {
   type WorkloadOptions,
 } from './workload/workload.js';
 export * from './nemesis/index.js';
-export { CLOCK_FLOOR_MS, Scenario, type ScenarioOptions, type ScenarioVerdict, type ScenarioWorker } from './scenario/harness.js';
+export {
+  CLOCK_FLOOR_MS,
+  Scenario,
+  type ScenarioOptions,
+  type ScenarioVerdict,
+  type ScenarioWorker,
+} from './scenario/harness.js';
 export {
   REPLICA_SOAK_KINDS,
   runSoak,

@@ -200,7 +200,7 @@ describe('checkHistory on histories of a correct model', () => {
     fc.assert(
       fc.property(planArb, (plan) => {
         // The model's clock is exact: no uncertainty to allow for.
-        expect(checkHistory(simulate(plan), { clockUncertaintyMs: 0 })).toEqual([]);
+        expect(checkHistory(simulate(plan), { clockUncertaintyMs: 0 })).toEqual({ violations: [], unchecked: [] });
       }),
       { numRuns: 300 },
     );
@@ -209,16 +209,18 @@ describe('checkHistory on histories of a correct model', () => {
   it('catches a sink that accepts stale tokens, in some of them', () => {
     const plans = fc.sample(planArb, { numRuns: 300, seed: 42 });
     const accused = plans.filter(
-      (plan) => checkHistory(simulate(plan, { acceptStale: true }), { clockUncertaintyMs: 0 }).length > 0,
+      (plan) => checkHistory(simulate(plan, { acceptStale: true }), { clockUncertaintyMs: 0 }).violations.length > 0,
     );
     expect(accused.length).toBeGreaterThan(10);
     // ...and the same plans against the correct sink stay clean.
-    expect(plans.flatMap((plan) => checkHistory(simulate(plan), { clockUncertaintyMs: 0 }))).toEqual([]);
+    expect(plans.flatMap((plan) => checkHistory(simulate(plan), { clockUncertaintyMs: 0 }).violations)).toEqual([]);
   });
 
   it('catches a coordinator whose leases end early, by the lock model, in some of them', () => {
     const plans = fc.sample(planArb, { numRuns: 300, seed: 42 });
-    const found = plans.map((plan) => checkHistory(simulate(plan, { earlyExpiry: true }), { clockUncertaintyMs: 0 }));
+    const found = plans.map(
+      (plan) => checkHistory(simulate(plan, { earlyExpiry: true }), { clockUncertaintyMs: 0 }).violations,
+    );
     // The fence still orders every write, so S1–S6 hold: only the lock model sees two valid leases at once.
     expect(found.flat().filter((v) => v.rule !== 'LOCK')).toEqual([]);
     expect(found.filter((violations) => violations.some((v) => v.message.endsWith('(L2)'))).length).toBeGreaterThan(10);

@@ -19,7 +19,7 @@ import {
 } from './fields.js';
 import type { FaultPeriod, FinalState, History, Operation, StoredResult } from './history.js';
 import { checkLock, type Period } from './lock.js';
-import type { Violation } from './round.js';
+import type { Unchecked, Violation } from './round.js';
 
 /** How a history is judged. */
 export interface CheckOptions {
@@ -67,19 +67,25 @@ type Flag = (rule: Violation['rule'], message: string, operations: readonly Oper
 const keyOf = (resource: string, resultId: string) => `${resource}\u0000${resultId}`;
 const where = (resource: string, resultId: string) => `${resource}/${resultId}`;
 const quoted = (payload: string) => JSON.stringify(payload.length > 40 ? `${payload.slice(0, 40)}…` : payload);
+/** What the checker found: every broken rule, and what it could not judge. Safe only when both are empty. */
+export interface HistoryCheck {
+  readonly violations: Violation[];
+  readonly unchecked: Unchecked[];
+}
+
 const RULE_ORDER: readonly Violation['rule'][] = ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'LOCK', 'protocol'];
 
 /**
  * Every violation of S1–S6, of the lock model (LOCK), and every impossible
  * answer (as `protocol`) in the history, each citing the ids of the
- * operations involved; empty when it is safe. Sorted by rule, then by the
- * first operation cited. Costs O(n log n) in the number of operations, plus
+ * operations involved, sorted by rule, then by the first operation cited;
+ * and what the lock model left unchecked (its step budget run out). Costs O(n log n) in the number of operations, plus
  * the lock model's search, which is bounded per stretch of overlapping lease
  * calls. Assumes the history holds every call made to its resources
  * (unknown outcomes included) and the final state every result id those
  * writes named.
  */
-export function checkHistory(history: History, options: CheckOptions = {}): Violation[] {
+export function checkHistory(history: History, options: CheckOptions = {}): HistoryCheck {
   const margin = options.clockUncertaintyMs ?? 1;
   const found: Violation[] = [];
   const flag: Flag = (rule, message, operations) =>
@@ -91,21 +97,23 @@ export function checkHistory(history: History, options: CheckOptions = {}): Viol
 
   const unshared = unsharedPeriods(history.faults);
   checkGrants(grants, unshared, margin, flag);
-  found.push(
-    ...checkLock(grants, history.operations, {
-      clockUncertaintyMs: margin,
-      exclusive: !options.partial && (options.exclusiveLeases ?? true),
-      stepBudget: options.lockStepBudget ?? 100_000,
-      coordinatorClock: options.coordinatorClock ?? { maxRate: 1, aheadMs: 0 },
-      unsharedPeriods: unshared,
-    }),
-  );
+  const lock = checkLock(grants, history.operations, {
+    clockUncertaintyMs: margin,
+    exclusive: !options.partial && (options.exclusiveLeases ?? true),
+    stepBudget: options.lockStepBudget ?? 100_000,
+    coordinatorClock: options.coordinatorClock ?? { maxRate: 1, aheadMs: 0 },
+    unsharedPeriods: unshared,
+  });
+  found.push(...lock.violations);
   const final = options.partial ? undefined : history.final;
   checkFenceOrder(grants, acked, final, margin, flag);
   if (final) checkStored(grants, sent, final, margin, flag);
   checkResults(history.operations, acked, final, margin, flag);
   const first = (v: Violation) => v.operations?.[0] ?? Infinity;
-  return found.sort((a, b) => RULE_ORDER.indexOf(a.rule) - RULE_ORDER.indexOf(b.rule) || first(a) - first(b));
+  return {
+    violations: found.sort((a, b) => RULE_ORDER.indexOf(a.rule) - RULE_ORDER.indexOf(b.rule) || first(a) - first(b)),
+    unchecked: lock.unchecked,
+  };
 }
 
 /** The ok Acquires and Renews as grants; a lease that cannot answer its request is a protocol violation. */

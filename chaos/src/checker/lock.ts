@@ -32,7 +32,7 @@
 // model stricter.
 import { groupBy, holderOf, named, responseOf, text, tokenOf, type Grant } from './fields.js';
 import type { Operation } from './history.js';
-import type { Violation } from './round.js';
+import type { Unchecked, Violation } from './round.js';
 
 /** How the lock model judges a history. */
 export interface LockOptions {
@@ -146,19 +146,20 @@ function place(s: MutexState, c: LeaseCall, fromMs: number): { state: MutexState
 }
 
 /**
- * Findings of the lock model, at most one per resource. A finding is either
- * the first violating operation (`first`), with the call that conflicts
- * with it, or a note that a stretch of overlapping calls was too large to
- * search. A stretch too large is never passed silently. After either
- * finding, the model judges nothing later on that resource. Assumes the
- * history holds every lease call made to its resources.
+ * Findings of the lock model, at most one per resource: either a violation,
+ * the first violating operation (`first`) with the call that conflicts with
+ * it, or a stretch of overlapping calls too large to search, unchecked:
+ * neither safe nor unsafe, never passed silently. After either, the model
+ * judges nothing later on that resource. Assumes the history holds every
+ * lease call made to its resources.
  */
 export function checkLock(
   grants: readonly Grant[],
   operations: readonly Operation[],
   options: LockOptions,
-): Violation[] {
+): { violations: Violation[]; unchecked: Unchecked[] } {
   const found: Violation[] = [];
+  const unchecked: Unchecked[] = [];
   const byResource = leaseCalls(grants, operations, options);
   for (const resource of [...byResource.keys()].sort()) {
     let states = [INITIAL];
@@ -166,7 +167,7 @@ export function checkLock(
       const result = search(stretch, states, options.stepBudget);
       if (result === 'exhausted') {
         const from = stretch[0]!.op;
-        found.push({
+        unchecked.push({
           rule: 'LOCK',
           message: `${resource}: unchecked from ${named(from)} on: ${stretch.length} overlapping lease calls need more than ${options.stepBudget} search steps`,
           operations: [from.id],
@@ -181,7 +182,7 @@ export function checkLock(
       states = result.ends;
     }
   }
-  return found;
+  return { violations: found, unchecked };
 }
 
 /** Each resource's lease calls as the model takes them, ordered by sending. */

@@ -130,7 +130,7 @@ describe('opportunities', () => {
       fences: { r: '2' },
       results: { r: { 'b-1': { token: '2', payload: 'new' }, 'a-1': { token: '1', payload: 'old' } } },
     };
-    const rules = new Set(checkHistory({ operations, final, faults: [] }).map((v) => v.rule));
+    const rules = new Set(checkHistory({ operations, final, faults: [] }).violations.map((v) => v.rule));
     expect(rules).toContain('S3');
     expect(rules).toContain('S4');
     expect(opportunities(operations)).toMatchObject({ S3: 1, S4: 1 });

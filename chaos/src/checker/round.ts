@@ -55,6 +55,18 @@ export interface Violation {
   readonly first?: number;
 }
 
+/**
+ * A part of the history the checker could not judge (the lock model's
+ * stretch too large for its step budget): neither safe nor unsafe, what
+ * Jepsen's checkers call unknown.
+ */
+export interface Unchecked {
+  readonly rule: 'LOCK';
+  readonly message: string;
+  /** The first operation left unjudged. */
+  readonly operations: readonly number[];
+}
+
 /** The payload racing write i carries in a round starting at fence t. */
 export const racingPayload = (t: bigint, i: number): string => `old:${t}:${i}`;
 /** The payload the successor's rewrite of w-i carries. */

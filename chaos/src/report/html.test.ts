@@ -245,6 +245,25 @@ describe('renderReport', () => {
     expect(safe).not.toContain('class="mark op');
   });
 
+  it('says unknown, and lists what was left unchecked, when the lock model could not judge all of it', () => {
+    const message =
+      'r: unchecked from Acquire #1 (a) on: 40 overlapping lease calls need more than 100000 search steps';
+    const unknown = renderReport({
+      history,
+      violations: [],
+      unchecked: [{ rule: 'LOCK', message, operations: [1] }],
+      title: 't',
+      seed: 7,
+    });
+    expect(unknown).toContain(
+      '<div class="verdict unknown" data-violations="0">UNKNOWN: no violation found, but the lock model could not judge all of it · seed 7</div>',
+    );
+    expect(unknown).toContain(
+      `<li class="violation unchecked" data-rule="LOCK" data-ops="1"><b>LOCK</b> ${message}</li>`,
+    );
+    expect(unknown).not.toContain('SAFE');
+  });
+
   it('renders an empty history', () => {
     const empty = renderReport({
       history: { operations: [], final: { fences: {}, results: {} }, faults: [] },

@@ -7,12 +7,14 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { History, Operation } from '../checker/history.js';
-import type { Violation } from '../checker/round.js';
+import type { Unchecked, Violation } from '../checker/round.js';
 
 /** What a report shows: the history, what the checker found in it, and how the run was made. */
 export interface ReportInput {
   readonly history: History;
   readonly violations: readonly Violation[];
+  /** What the checker could not judge; with no violation, the verdict is UNKNOWN rather than SAFE. */
+  readonly unchecked?: readonly Unchecked[];
   readonly title: string;
   readonly seed?: number;
   /** The clock uncertainty the check assumed (ms), shown in the header. */
@@ -199,7 +201,7 @@ const SLICE_PX = 12; // px per slice of the counted operations
 function detailed(input: ReportInput): Set<number> {
   const { operations, faults } = input.history;
   if (operations.length <= DETAIL_LIMIT) return new Set(operations.map((op) => op.id));
-  const cited = new Set(input.violations.flatMap((v) => v.operations ?? []));
+  const cited = new Set([...input.violations, ...(input.unchecked ?? [])].flatMap((v) => v.operations ?? []));
   const ascending = (times: number[]) => times.sort((a, b) => a - b);
   const citedMs = ascending(operations.filter((op) => cited.has(op.id)).map((op) => op.invokedMs));
   const edgesMs = ascending(faults.flatMap((f) => (f.endMs === undefined ? [f.startMs] : [f.startMs, f.endMs])));
@@ -422,7 +424,7 @@ const CSS = `
 body{font:14px/1.4 system-ui,-apple-system,'Segoe UI',sans-serif;margin:16px;color:#212529}
 h1{font-size:20px;margin:0 0 8px}
 .verdict{padding:10px 14px;border-radius:6px;font-weight:600;margin-bottom:10px}
-.verdict.safe{background:#d3f9d8;color:#2b8a3e}.verdict.unsafe{background:#ffe3e3;color:#c92a2a}
+.verdict.safe{background:#d3f9d8;color:#2b8a3e}.verdict.unsafe{background:#ffe3e3;color:#c92a2a}.verdict.unknown{background:#fff3bf;color:#e67700}
 .meta,.summary{display:flex;flex-wrap:wrap;gap:4px 18px;margin:6px 0}
 .summary div,.meta div{display:flex;gap:6px}dt{color:#868e96}dd{margin:0;font-weight:600}
 ol.violations{background:#fff5f5;border:1px solid #ffa8a8;border-radius:6px;padding:8px 8px 8px 34px}
@@ -487,12 +489,18 @@ export function renderReport(input: ReportInput): string {
   const dl = (entries: [string, string, string | number][], cls: string) =>
     `<dl class="${cls}">${entries.map(([key, label, value]) => `<div data-count="${esc(key)}"><dt>${esc(label)}</dt><dd>${esc(value)}</dd></div>`).join('')}</dl>`;
   const seed = input.seed === undefined ? '' : ` · seed ${input.seed}`;
+  const unchecked = input.unchecked ?? [];
   const verdict = violations.length
     ? `<div class="verdict unsafe" data-violations="${violations.length}">UNSAFE: ${violations.length} violation${violations.length === 1 ? '' : 's'}${seed}</div>`
-    : `<div class="verdict safe" data-violations="0">SAFE: no violation of S1–S6 or the lock model${seed}</div>`;
-  const list = violations.length
-    ? `<ol class="violations">${violations.map((v) => `<li class="violation" data-rule="${esc(v.rule)}" data-ops="${esc((v.operations ?? []).join(' '))}"${v.first === undefined ? '' : ` data-first="${v.first}"`}><b>${esc(v.rule)}</b> ${esc(v.message)}</li>`).join('')}</ol>`
-    : '';
+    : unchecked.length
+      ? `<div class="verdict unknown" data-violations="0">UNKNOWN: no violation found, but the lock model could not judge all of it${seed}</div>`
+      : `<div class="verdict safe" data-violations="0">SAFE: no violation of S1–S6 or the lock model${seed}</div>`;
+  const item = (cls: string, v: Violation | Unchecked) =>
+    `<li class="${cls}" data-rule="${esc(v.rule)}" data-ops="${esc((v.operations ?? []).join(' '))}"${'first' in v && v.first !== undefined ? ` data-first="${v.first}"` : ''}><b>${esc(v.rule)}</b> ${esc(v.message)}</li>`;
+  const list =
+    violations.length || unchecked.length
+      ? `<ol class="violations">${[...violations.map((v) => item('violation', v)), ...unchecked.map((v) => item('violation unchecked', v))].join('')}</ol>`
+      : '';
   const owners = [...new Set(history.operations.map((op) => op.process))].sort();
   const mark = (kind: Parameters<typeof glyph>[0], label: string, reason = '') =>
     `<span><svg width="14" height="14">${glyph(kind, 7, 7, reason)}</svg>${esc(label)}</span>`;

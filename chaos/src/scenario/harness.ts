@@ -27,7 +27,7 @@ import {
   type Operation,
 } from '../checker/history.js';
 import type { SendingEvent } from '@fencer/worker';
-import type { Violation } from '../checker/round.js';
+import type { Unchecked, Violation } from '../checker/round.js';
 import { FaketimeClock, type ClockRateBound } from '../nemesis/clock.js';
 import { clusterLink, type LinkTarget } from '../nemesis/network.js';
 import type { Nemesis } from '../nemesis/fault.js';
@@ -68,6 +68,8 @@ export interface ScenarioWorker extends WorkerProcess {
 export interface ScenarioVerdict {
   readonly history: History;
   readonly violations: readonly Violation[];
+  /** What the checker could not judge: with no violation, neither safe nor unsafe. */
+  readonly unchecked: readonly Unchecked[];
   /** The clock uncertainty (ms) the check assumed: `options` named it, or Scenario.clockUncertaintyMs. */
   readonly clockUncertaintyMs: number;
   /** The bound on the coordinator's clock the lock model assumed, if not the real rate. */
@@ -355,7 +357,7 @@ export class Scenario {
     const clockUncertaintyMs = options.clockUncertaintyMs ?? this.clockUncertaintyMs;
     return {
       history,
-      violations: checkHistory(history, {
+      ...checkHistory(history, {
         ...options,
         ...(coordinatorClock ? { coordinatorClock } : {}),
         clockUncertaintyMs,

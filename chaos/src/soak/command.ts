@@ -35,9 +35,14 @@ export interface ChaosConfig {
 /** `fencer chaos`. */
 export function chaosCommand(): Command {
   return configuredCommand(
-    new Command('chaos').description(
-      'a seeded soak: workers under a random schedule of faults, then the S1–S6 and lock-model check of the history',
-    ),
+    new Command('chaos')
+      .description(
+        'a seeded soak: workers under a random schedule of faults, then the S1–S6 and lock-model check of the history',
+      )
+      .addHelpText(
+        'after',
+        '\nExit status: 0 safe; 1 a violation found, or the run could not finish; 2 unknown: nothing found, but the lock model could not judge all of the history (too many overlapping lease calls).',
+      ),
     [
       new Option('--seconds <n>', 'how long the faults go on').default(60).argParser(positiveInteger),
       new Option('--seed <n>', 'the schedule’s seed (default: random; printed, to replay a run)').argParser(seedOf),
@@ -148,7 +153,7 @@ async function runChaos(config: ChaosConfig): Promise<void> {
     if (config.data === undefined) rmSync(data, { recursive: true, force: true });
   }
   process.stderr.write('\n');
-  const { history, violations } = result;
+  const { history, violations, unchecked } = result;
   const byKind = new Map<string, number>();
   for (const fault of history.faults) byKind.set(fault.name, (byKind.get(fault.name) ?? 0) + 1);
   const acked = history.operations.filter((op) => op.method === 'Write' && op.outcome.type === 'ok').length;
@@ -175,6 +180,7 @@ async function runChaos(config: ChaosConfig): Promise<void> {
     await writeReport(config.report, {
       history,
       violations,
+      unchecked,
       title: `fencer chaos, seed ${config.seed}`,
       seed: config.seed,
       clockUncertaintyMs: result.clockUncertaintyMs,
@@ -191,13 +197,30 @@ async function runChaos(config: ChaosConfig): Promise<void> {
     await writeHistory(config.history, history);
     process.stdout.write(`history: ${config.history}\n`);
   }
-  if (violations.length === 0) {
-    process.stdout.write('verdict: S1–S6 and the lock model held\n');
-    return;
+  const { lines, exitCode } = verdictOf(result, replay);
+  process.stdout.write(lines);
+  process.exitCode = exitCode;
+}
+
+/**
+ * The findings and the verdict line, and the exit status: 0 safe, 1 a
+ * violation, 2 unknown (Jepsen's: nothing found, but not everything judged).
+ */
+export function verdictOf(
+  { violations, unchecked }: Pick<SoakResult, 'violations' | 'unchecked'>,
+  replay: string,
+): { lines: string; exitCode: 0 | 1 | 2 } {
+  const findings = [...violations, ...unchecked].map((v) => `  ${v.rule}: ${v.message}\n`).join('');
+  if (violations.length > 0) {
+    return { lines: `${findings}verdict: ${violations.length} violation(s); replay with: ${replay}\n`, exitCode: 1 };
   }
-  for (const v of violations) process.stdout.write(`  ${v.rule}: ${v.message}\n`);
-  process.stdout.write(`verdict: ${violations.length} violation(s); replay with: ${replay}\n`);
-  process.exitCode = 1;
+  if (unchecked.length > 0) {
+    return {
+      lines: `${findings}verdict: unknown: no violation found, but the lock model could not judge ${unchecked.length} resource(s) past the point named; replay with: ${replay}\n`,
+      exitCode: 2,
+    };
+  }
+  return { lines: 'verdict: S1–S6 and the lock model held\n', exitCode: 0 };
 }
 
 /**

@@ -41,7 +41,7 @@
 // outside H's clock-rate allowance, so those three stay out.
 import { join } from 'node:path';
 import { sleep } from '@fencer/client';
-import type { Violation } from '../checker/round.js';
+import type { Unchecked, Violation } from '../checker/round.js';
 import { checkHistory } from '../checker/check.js';
 import type { History } from '../checker/history.js';
 import {
@@ -143,6 +143,8 @@ export interface SoakResult {
   readonly plan: readonly ScheduledFault[];
   readonly history: History;
   readonly violations: readonly Violation[];
+  /** What the checker could not judge: with no violation, the verdict is unknown. */
+  readonly unchecked: readonly Unchecked[];
   /** The clock uncertainty the check assumed (ms): measured at the workers' start (Scenario.clockUncertaintyMs). */
   readonly clockUncertaintyMs: number;
   /** How fast the lock model took the coordinator's clock to have run, if clock skew made it other than the real rate. */
@@ -260,7 +262,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         violationsSoFar = checkHistory(
           { operations: s.operations, final: { fences: {}, results: {} }, faults: s.faults },
           { partial: true, clockUncertaintyMs: s.clockUncertaintyMs },
-        ).length;
+        ).violations.length;
         nextCheckAtMs = now + 10 * (performance.now() - now);
       }
       options.onProgress?.({
@@ -312,12 +314,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     } finally {
       clearInterval(progress);
     }
-    const { history, violations, clockUncertaintyMs, coordinatorClock } = await s.verdict();
+    const { history, violations, unchecked, clockUncertaintyMs, coordinatorClock } = await s.verdict();
     return {
       seed: options.seed,
       plan,
       history,
       violations,
+      unchecked,
       clockUncertaintyMs,
       ...(coordinatorClock ? { coordinatorClock } : {}),
     };
