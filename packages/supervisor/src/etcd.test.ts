@@ -1,6 +1,7 @@
 // The etcd launcher against the real binary: three members that keep a
-// quorum through one member's SIGKILL and pause, and a killed member that
-// comes back with its data; the lease checkpoint flags etcd must run with.
+// quorum through one member's SIGKILL and pause, a killed member that comes
+// back with its data, one restarted while its peers are down; the lease
+// checkpoint flags etcd must run with.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -79,4 +80,21 @@ describe('startEtcdCluster', () => {
       other.close();
     }
   }, 30_000);
+
+  // Last: it takes the whole cluster down.
+  it('restarts a member while its peers are down, and it rejoins once they return', async () => {
+    await client.put('before-outage').value('4');
+    for (const member of cluster.members) await member.kill('SIGKILL');
+    const [first, ...others] = cluster.members;
+    // Without a quorum it cannot publish itself, so its client address would hang: restart must not wait on it.
+    await first!.restart();
+    expect(isProcessAlive(first!.pid)).toBe(true);
+    for (const member of others) await member.restart();
+    const alone = new Etcd3({ hosts: etcdHosts([first!.endpoint]) });
+    try {
+      expect(await alone.get('before-outage').string()).toBe('4');
+    } finally {
+      alone.close();
+    }
+  }, 90_000);
 });

@@ -39,8 +39,10 @@ export interface EtcdMember {
   kill(signal: 'SIGKILL' | 'SIGSTOP' | 'SIGCONT' | 'SIGTERM'): Promise<void>;
   /**
    * Starts the member again with its data (after a kill; a running member is
-   * stopped first) and resolves once it answers on its client address. It
-   * serves only once a quorum of members runs: that is not waited for.
+   * stopped first) and resolves once it answers on its peer address, ready
+   * to rejoin. It serves clients only once a quorum of members runs: that is
+   * not waited for (3.4 accepts no client call before it has published
+   * itself through Raft, so with its peers down its client address hangs).
    */
   restart(): Promise<void>;
 }
@@ -199,6 +201,7 @@ class Member implements EtcdMember {
   readonly name: string;
   readonly endpoint: string;
   readonly log: string;
+  readonly #peer: string;
   #shell: ChildProcess | undefined;
   #exited: Promise<void> = Promise.resolve();
   #pid = 0;
@@ -210,6 +213,7 @@ class Member implements EtcdMember {
   ) {
     this.name = spec.name;
     this.endpoint = spec.client;
+    this.#peer = spec.peer;
     this.log = spec.log;
   }
 
@@ -251,11 +255,13 @@ class Member implements EtcdMember {
     await this.stop(DEFAULT_STOP_GRACE_MS);
     await this.start();
     const deadline = performance.now() + READY_WITHIN_MS;
-    // /version, not /health: a member without a quorum answers, but is not healthy.
-    while (!(await answers(this.endpoint, '/version'))) {
+    // The peer address, not the client one: that one answers only once a quorum runs.
+    while (!(await answers(this.#peer, '/version'))) {
       this.throwIfExited();
       if (performance.now() > deadline)
-        throw new Error(`${this.name} did not answer within ${READY_WITHIN_MS} ms of its restart (log: ${this.log})`);
+        throw new Error(
+          `${this.name} did not answer on its peer address within ${READY_WITHIN_MS} ms of its restart (log: ${this.log})`,
+        );
       await sleep(50);
     }
   }
