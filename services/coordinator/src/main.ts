@@ -3,6 +3,7 @@
 // (tests inject a FakeClock); `runCoordinator` is the `fencer coordinator`
 // process around it, and the only code here that touches `process`.
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Gauge } from 'prom-client';
 import {
   announceReady,
@@ -21,7 +22,7 @@ import {
   type RunningServer,
   StartupError,
 } from '@fencer/server-kit';
-import { Etcd3 } from 'etcd3';
+import { Etcd3, isRecoverableError } from 'etcd3';
 import { NotLeaderError, StoreFailedError, systemClock, type Clock } from '@fencer/common';
 import { SERVICE_NAMES, fencing } from '@fencer/proto';
 import { EtcdLeadership } from './adapters/etcd-leadership.js';
@@ -266,6 +267,43 @@ export async function startCoordinator(
 
 /** How long a replica's first etcd call may take before the process gives up (exit 1, one line). */
 const STARTUP_PROBE_MS = 10_000;
+/** How long a replica waits before it asks an etcd that refused it at start again. */
+const STARTUP_RETRY_MS = 250;
+
+const etcdHosts = (etcd: EtcdConfig) => etcd.endpoints.map((endpoint) => `http://${endpoint}`);
+
+/**
+ * Checks (or stamps) the prefix once before a replica campaigns: one
+ * pointed at another format, or at an etcd that does not answer within
+ * `timeoutMs`, stops here with StartupError. An etcd that refuses
+ * connections is asked again until then, each time with a client of its
+ * own (etcd3's circuit breaker would refuse the next tries for 5 s): a
+ * replica restarted while cut from etcd, or while etcd restarts, starts once
+ * it reaches it, as a running one resumes (H6). No log: its failure is the
+ * one line the process exits with.
+ */
+async function probeEtcd(etcd: EtcdConfig, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const client = new Etcd3({ hosts: etcdHosts(etcd) });
+    try {
+      const callTimeoutMs = Math.max(1, deadline - performance.now());
+      await (await EtcdStore.open({ client, prefix: etcd.prefix, callTimeoutMs })).close();
+      return;
+    } catch (error) {
+      if (!(error instanceof StoreFailedError)) throw error;
+      const cause = error.cause instanceof Error ? error.cause : error;
+      if (!isRecoverableError(cause) || performance.now() + STARTUP_RETRY_MS >= deadline) {
+        throw new StartupError(
+          `etcd at ${etcd.endpoints.join(',')} did not serve prefix ${etcd.prefix}: ${cause.message.trim()}`,
+        );
+      }
+    } finally {
+      client.close();
+    }
+    await sleep(STARTUP_RETRY_MS);
+  }
+}
 
 /** One leadership term of a replica: a core over an EtcdStore guarded by the election it won (H3, H4). */
 interface Term {
@@ -302,23 +340,8 @@ async function startReplica(
   const callTimeoutMs = 2 * etcd.leaderTtlMs;
   // The first call also connects, to an etcd that may be busy starting.
   const probeTimeoutMs = Math.max(STARTUP_PROBE_MS, callTimeoutMs);
-  const client = new Etcd3({ hosts: etcd.endpoints.map((endpoint) => `http://${endpoint}`) });
-  try {
-    // The prefix is checked (or stamped) once before campaigning: a replica
-    // pointed at another format, or at an etcd that does not answer, stops here.
-    // No log: its failure is the one line the process exits with.
-    const probe = await EtcdStore.open({ client, prefix: etcd.prefix, callTimeoutMs: probeTimeoutMs });
-    await probe.close();
-  } catch (error) {
-    client.close();
-    if (error instanceof StoreFailedError) {
-      const cause = error.cause instanceof Error ? error.cause.message : error.message;
-      throw new StartupError(
-        `etcd at ${etcd.endpoints.join(',')} did not serve prefix ${etcd.prefix}: ${cause.trim()}`,
-      );
-    }
-    throw error;
-  }
+  await probeEtcd(etcd, probeTimeoutMs);
+  const client = new Etcd3({ hosts: etcdHosts(etcd) });
   const sink = new GrpcSinkClient({
     address: config.sink,
     token: config.sinkToken,

@@ -1,7 +1,8 @@
 // Coordinator replicas when etcd or the deployment is wrong (H6, H1, L3):
-// etcd gone and back, a prefix of another format or an etcd that refuses
-// the replica, and one coordinator on LevelDB beside one on etcd at one sink.
+// etcd gone and back, a replica started while etcd refuses connections, a
+// prefix of another format or an etcd that refuses the replica's calls, and one coordinator on LevelDB beside one on etcd at one sink.
 // Real `fencer` children, a real etcd and a real sink.
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { Etcd3 } from 'etcd3';
 import { describe, expect, it } from 'vitest';
 import {
@@ -79,6 +80,45 @@ describe('H1: a replica that cannot use its etcd prefix does not start', () => {
     expect(refusing.code).toBe(1);
     expect(refusing.stderr.trim().split('\n')).toHaveLength(1);
     expect(refusing.stderr).toMatch(new RegExp(`^fencer coordinator: etcd at ${sink.address} `));
+  });
+});
+
+describe('H6: a replica started while etcd refuses it', () => {
+  it('asks again, and leads once etcd is reachable, within its startup probe', async () => {
+    // A forwarder to etcd on a port of its own, closed for the first second and a half.
+    const forward = createServer((socket) => {
+      const upstream = connect(Number(rig.etcd.endpoint.split(':')[1]), '127.0.0.1');
+      socket.pipe(upstream).pipe(socket);
+      socket.on('error', () => upstream.destroy());
+      upstream.on('error', () => socket.destroy());
+    });
+    await new Promise<void>((resolve) => forward.listen(0, '127.0.0.1', resolve));
+    const { port } = forward.address() as AddressInfo;
+    await new Promise((resolve) => forward.close(resolve));
+    const starting = startFencer(replicaArgs({ etcd: `127.0.0.1:${port}`, sink: sink.address, prefix: freshPrefix() }));
+    let started: Awaited<typeof starting> | undefined;
+    try {
+      // The fault's length, not a wait for an event: etcd stays unreachable this long.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await new Promise<void>((resolve) => forward.listen(port, '127.0.0.1', resolve));
+      started = await starting;
+      const client = coordinatorClient(started.address);
+      try {
+        const api = coordinatorApi(client);
+        // It campaigns once started; until it leads it answers NOT_LEADER.
+        const request = acquireRequest('job-late-etcd', 'worker-a');
+        const granted = await eventually(async () => {
+          const result = await api.acquire(request);
+          return result.ok ? result.value : undefined;
+        });
+        expect(granted.lease?.token).toBe('1');
+      } finally {
+        client.close();
+      }
+    } finally {
+      if (started) await stopFencer(started);
+      forward.close();
+    }
   });
 });
 
