@@ -39,6 +39,7 @@
 // a crash-wipe means nothing to a store in etcd, a rival would need the
 // replicas' advertised links redirected, and a replica on a skewed clock is
 // outside H's clock-rate allowance, so those three stay out.
+import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { sleep } from '@fencer/client';
 import type { Unchecked, Violation } from '../checker/round.js';
@@ -247,6 +248,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       maxConcurrent: 2,
     });
 
+    // A fault that fails ends the run: the faults still planned, and the
+    // wait for the end, stop with it rather than hold the process open.
+    const failed = new AbortController();
+    const signal = options.signal ? AbortSignal.any([options.signal, failed.signal]) : failed.signal;
+    // Every planned fault waits on it from the start of the run.
+    setMaxListeners(0, signal);
     const startedAt = performance.now();
     let faults = 0;
     // The partial check reads the whole history so far: run at every tick,
@@ -281,7 +288,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const runs = plan.map((fault) => {
       const previous = previousOn.get(fault.target) ?? Promise.resolve();
       const run = (async () => {
-        await until(startedAt + fault.atMs, options.signal);
+        await until(startedAt + fault.atMs, signal);
         await previous;
         if (s.workerExits.length > 0) throw new Error(`a worker died: ${s.workerExits.join('; ')}`);
         const heal = await s.inject(
@@ -300,7 +307,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         // In effect for its whole planned length, even if it struck late:
         // a rival coordinator takes longer to start than many faults last.
         const injectedAt = performance.now();
-        await until(Math.max(startedAt + fault.atMs, injectedAt) + fault.durationMs, options.signal);
+        await until(Math.max(startedAt + fault.atMs, injectedAt) + fault.durationMs, signal);
         await heal();
       })();
       previousOn.set(
@@ -310,7 +317,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       return run;
     });
     try {
-      await Promise.all([...runs, until(startedAt + totalMs, options.signal)]);
+      await Promise.all([...runs, until(startedAt + totalMs, signal)]);
+    } catch (error) {
+      failed.abort(error);
+      throw error;
     } finally {
       clearInterval(progress);
     }

@@ -1,10 +1,13 @@
 // `fencer chaos` as CI runs it: a two-minute seeded soak of real processes
-// under every soak nemesis, checked S1–S6 and against the lock model; and
-// its command line's errors.
+// under every soak nemesis, checked S1–S6 and against the lock model; a run
+// that ends as soon as a fault fails; and its command line's errors.
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runFencer, tempDir } from '@fencer/testkit';
+import { fencerBin } from '@fencer/supervisor';
+import { eventually, runFencer, tempDir } from '@fencer/testkit';
 import { SOAK_KINDS } from '../../src/index.js';
 
 const SECONDS = Number(process.env.FENCER_SOAK_SECONDS ?? 120);
@@ -44,6 +47,39 @@ describe('fencer chaos', () => {
     },
     (SECONDS + 120) * 1_000,
   );
+
+  it('ends as soon as a fault fails, not at the planned end: a worker killed from outside', async () => {
+    // Five minutes planned; the hang detector below gives it far less.
+    const child = spawn(
+      process.execPath,
+      [fencerBin(), 'chaos', '--seconds', '300', '--workers', '2', '--resources', '1', '--seed', '5'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+    child.stdout.resume();
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    try {
+      // Once the workers run (progress is shown), one of them is killed.
+      const worker = await eventually(
+        () => {
+          if (!/operations [1-9]/.test(stderr)) return undefined;
+          const children = execFileSync('pgrep', ['-P', String(child.pid)], { encoding: 'utf8' }).split('\n');
+          return children.find((pid) => pid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('\0worker\0'));
+        },
+        { timeoutMs: 60_000, what: 'a worker of the soak' },
+      );
+      process.kill(Number(worker), 'SIGKILL');
+      const code = await Promise.race([
+        exited,
+        sleep(90_000).then(() => Promise.reject(new Error(`still running 90 s after the kill\n${stderr}`))),
+      ]);
+      expect(code).toBe(1);
+      expect(stderr).toMatch(/fencer chaos: a worker died: .*; replay with: fencer chaos --seed 5 /);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 180_000);
 
   it.each([
     [['--seed', 'x'], "error: option '--seed <n>' argument 'x' is invalid. expected an integer from 0 to 4294967295"],
