@@ -174,6 +174,31 @@ describe('renderReport', () => {
     expect(html.match(/<rect class="shade"/g)).toHaveLength(2);
   });
 
+  it('labels a fault only where its label fits its band: a long run stays legible, each named on hover', () => {
+    // A 30-minute soak: 1,000 faults of half a second or so, a few pixels each.
+    const faults = Array.from({ length: 1_000 }, (_, i) => ({
+      name: 'partition',
+      target: 'coordinator_to_sink',
+      startMs: 1_000 + i * 1_800,
+      endMs: 1_500 + i * 1_800,
+    }));
+    const long = renderReport({
+      history: {
+        operations,
+        final: history.final,
+        faults: [...faults, { name: 'pause', target: 'sink', startMs: 0, endMs: 600_000 }],
+      },
+      violations: [],
+      title: 't',
+    });
+    expect(long.match(/<g class="fault"/g)).toHaveLength(1_001);
+    expect(long.match(/<title>partition on coordinator_to_sink: /g)).toHaveLength(1_000);
+    expect(long).not.toContain('>partition → coordinator_to_sink</text>');
+    expect(long).not.toContain('>partition</text>');
+    // Ten minutes wide: that one has room for its label.
+    expect(long).toContain('>pause → sink</text>');
+  });
+
   it('escapes every text from the history and the caller', () => {
     expect(html).not.toContain(XSS);
     expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');

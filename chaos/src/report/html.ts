@@ -252,6 +252,19 @@ const ROW = 20; // px per lease row and fault row
 const MARK_ROW = 14; // px per process row of write marks
 const LANE_GAP = 14;
 
+// Roughly how wide a character of the 11 px labels is.
+const CHAR_PX = 6.5;
+
+/**
+ * The first label that fits within the band [x1, x2], or none: a long run's
+ * faults are a few pixels wide, and labels running over the next bands made
+ * the fault lane illegible (its title still names each on hover).
+ */
+function bandLabel(labels: readonly string[], x1: number, x2: number, top: number): string {
+  const label = labels.find((l) => l.length * CHAR_PX + 6 <= x2 - x1);
+  return label === undefined ? '' : `<text x="${x1 + 3}" y="${top + 12}">${esc(label)}</text>`;
+}
+
 /** The timeline SVG and the counts the header shows. */
 function timeline(input: ReportInput): { svg: string; leases: number; drawn: number } {
   const { operations, faults } = input.history;
@@ -399,7 +412,8 @@ function timeline(input: ReportInput): { svg: string; leases: number; drawn: num
       `<g class="fault" data-fault="${esc(f.name)}" data-target="${esc(f.target)}"><title>${esc(title)}</title>` +
         `<rect class="shade" x="${x1}" y="${lanesTop}" width="${Math.max(x2 - x1, 1)}" height="${Math.max(y - lanesTop - LANE_GAP, 0)}"/>` +
         `<rect class="band" x="${x1}" y="${top}" width="${Math.max(x2 - x1, 2)}" height="${ROW - 4}"/>` +
-        `<text x="${x1 + 3}" y="${top + 12}">${esc(`${f.name} → ${f.target}`)}</text></g>`,
+        bandLabel([`${f.name} → ${f.target}`, f.name], x1, x2, top) +
+        '</g>',
     );
   });
 
