@@ -13,6 +13,7 @@ import type { ReleaseRequest as _fencing_v1_ReleaseRequest, ReleaseRequest__Outp
 import type { ReleaseResponse as _fencing_v1_ReleaseResponse, ReleaseResponse__Output as _fencing_v1_ReleaseResponse__Output } from './fencing/v1/ReleaseResponse.js';
 import type { RenewRequest as _fencing_v1_RenewRequest, RenewRequest__Output as _fencing_v1_RenewRequest__Output } from './fencing/v1/RenewRequest.js';
 import type { RenewResponse as _fencing_v1_RenewResponse, RenewResponse__Output as _fencing_v1_RenewResponse__Output } from './fencing/v1/RenewResponse.js';
+import type { SinkRef as _fencing_v1_SinkRef, SinkRef__Output as _fencing_v1_SinkRef__Output } from './fencing/v1/SinkRef.js';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
   new(...args: ConstructorParameters<Constructor>): Subtype;
@@ -33,6 +34,7 @@ export interface ProtoGrpcType {
       ReleaseResponse: MessageTypeDefinition<_fencing_v1_ReleaseResponse, _fencing_v1_ReleaseResponse__Output>
       RenewRequest: MessageTypeDefinition<_fencing_v1_RenewRequest, _fencing_v1_RenewRequest__Output>
       RenewResponse: MessageTypeDefinition<_fencing_v1_RenewResponse, _fencing_v1_RenewResponse__Output>
+      SinkRef: MessageTypeDefinition<_fencing_v1_SinkRef, _fencing_v1_SinkRef__Output>
     }
   }
 }

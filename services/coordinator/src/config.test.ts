@@ -50,7 +50,7 @@ describe('coordinator configuration', () => {
       etcd: null,
       dataDir: './data/coordinator',
       repair: false,
-      sink: '127.0.0.1:50051',
+      sinks: [{ name: 'default', address: '127.0.0.1:50051' }],
       sinkToken: null,
       sinkTls: undefined,
       auth: { kind: 'insecure' },
@@ -118,7 +118,7 @@ describe('coordinator configuration', () => {
       listen: '127.0.0.1:7001',
       dataDir: '/tmp/x',
       repair: true,
-      sink: '127.0.0.1:7002',
+      sinks: [{ name: 'default', address: '127.0.0.1:7002' }],
       sinkToken: 'env-sink-token-0123456789',
       auth: { kind: 'insecure' },
       fenceOnExpiry: true,
@@ -185,6 +185,43 @@ describe('coordinator configuration', () => {
     const error = await parse(['--insecure', ...args]).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'fencer.config' });
     expect((error as Error).message.replace(/^error: /, '')).toMatch(message);
+    expect((error as Error).message).not.toContain('\n');
+  });
+
+  it('P1: --sink NAME=HOST:PORT repeated names each sink, in order; a bare address is the sink named default', async () => {
+    const config = await parse(['--insecure', '--sink', 'a=127.0.0.1:7001', '--sink', 'b.2=[::1]:7002']);
+    expect(config.sinks).toEqual([
+      { name: 'a', address: '127.0.0.1:7001' },
+      { name: 'b.2', address: '[::1]:7002' },
+    ]);
+    expect((await parse(['--insecure', '--sink', '127.0.0.1:7003'])).sinks).toEqual([
+      { name: 'default', address: '127.0.0.1:7003' },
+    ]);
+    // From the environment: one sink.
+    expect((await parse(['--insecure'], { FENCER_COORDINATOR_SINK: 'x=127.0.0.1:7004' })).sinks).toEqual([
+      { name: 'x', address: '127.0.0.1:7004' },
+    ]);
+  });
+
+  it.each([
+    [['a=127.0.0.1:1', 'a=127.0.0.1:2'], 'the name a is given twice'],
+    [['a=127.0.0.1:1', 'b=127.0.0.1:1'], 'the address 127.0.0.1:1 is given twice'],
+    [['127.0.0.1:1', 'default=127.0.0.1:2'], 'the name default is given twice'],
+  ])('P1: refuses --sink %j with one line: %s', async (sinks, message) => {
+    const error = await parse(['--insecure', ...sinks.flatMap((sink) => ['--sink', sink])]).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'fencer.config' });
+    expect((error as Error).message).toMatch(new RegExp(`--sink: ${message}$`));
+  });
+
+  it.each([
+    ['=127.0.0.1:1', /"=127\.0\.0\.1:1": the name before '=' is empty/],
+    ['a b=127.0.0.1:1', /a sink name is made of A-Z, a-z, 0-9, '_', '\.' and '-' only/],
+    ['é=127.0.0.1:1', /a sink name is made of/],
+    ['a=nowhere', /"a=nowhere": /],
+  ])('P1: refuses --sink %s as a CLI error naming it', async (sink, message) => {
+    const error = await parse(['--insecure', '--sink', sink]).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'commander.invalidArgument' });
+    expect((error as Error).message).toMatch(message);
     expect((error as Error).message).not.toContain('\n');
   });
 

@@ -2,7 +2,7 @@
 // Like the sink, it refuses to start without authentication unless
 // --insecure is given explicitly (A2).
 import { readFileSync } from 'node:fs';
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import type { ClientTls } from '@fencer/proto';
 import {
   clientTls,
@@ -24,6 +24,7 @@ import {
   type TlsFlags,
 } from '@fencer/server-kit';
 import { DEFAULT_CORE_LIMITS, type CoreLimits } from './core/quota.js';
+import type { SinkTarget } from './core/shards.js';
 import { DEFAULT_ETCD_PREFIX } from './adapters/etcd-store.js';
 
 export { ConfigError };
@@ -70,8 +71,8 @@ export interface CoordinatorConfig {
   readonly dataDir: string;
   /** T2: open a damaged data directory with what is left, instead of refusing to start. */
   readonly repair: boolean;
-  /** HOST:PORT of the sink. */
-  readonly sink: string;
+  /** The sinks whose fences this coordinator advances, each resource on one (P1); one named `default` from a bare HOST:PORT. */
+  readonly sinks: readonly SinkTarget[];
   /** The coordinator's bearer token for the sink (A1), or null when the sink runs --insecure. */
   readonly sinkToken: string | null;
   /** TLS to the sink (--sink-tls-ca, and --sink-tls-cert/-key for mutual TLS); undefined: plaintext. */
@@ -99,7 +100,8 @@ interface RawOptions extends TlsFlags, Partial<Record<keyof CoreLimits | keyof C
   listen: string;
   data: string;
   repair?: boolean;
-  sink: string;
+  /** One --sink, or each of several, as given: [NAME=]HOST:PORT. */
+  sink: string | readonly string[];
   sinkTokenFile?: string;
   sinkTlsCert?: string;
   sinkTlsKey?: string;
@@ -132,7 +134,7 @@ export function coordinatorConfig(options: RawOptions): CoordinatorConfig {
     etcd: etcdConfig(options),
     dataDir: options.data,
     repair: options.repair === true,
-    sink: options.sink,
+    sinks: sinkTargets(options.sink),
     sinkToken: options.sinkTokenFile === undefined ? null : readSinkToken(options.sinkTokenFile),
     sinkTls: clientTls({ tlsCert: options.sinkTlsCert, tlsKey: options.sinkTlsKey, tlsCa: options.sinkTlsCa }, 'sink-'),
     auth,
@@ -149,6 +151,58 @@ export function coordinatorConfig(options: RawOptions): CoordinatorConfig {
     }),
     connectionLimits: connectionLimits(options),
   });
+}
+
+/**
+ * Commander parser of --sink, given once or more: each value checked
+ * (sinkTarget), all kept in order. The default (a string) is dropped by the
+ * first value given.
+ */
+function sinkSpecs(value: string, previous: string | readonly string[]): readonly string[] {
+  try {
+    sinkTarget(value);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+  return typeof previous === 'string' ? [value] : [...previous, value];
+}
+
+/** The name a bare --sink HOST:PORT gets (P1). */
+export const DEFAULT_SINK_NAME = 'default';
+const SINK_NAME = /^[A-Za-z0-9_.-]+$/;
+
+/** One --sink [NAME=]HOST:PORT; a bare address is the sink named `default`. Throws ConfigError. */
+function sinkTarget(spec: string): SinkTarget {
+  const equals = spec.indexOf('=');
+  const [name, address] = equals < 0 ? [DEFAULT_SINK_NAME, spec] : [spec.slice(0, equals), spec.slice(equals + 1)];
+  if (name === '') throw new ConfigError(`sink "${spec}": the name before '=' is empty`);
+  if (!SINK_NAME.test(name)) {
+    throw new ConfigError(`sink "${spec}": a sink name is made of A-Z, a-z, 0-9, '_', '.' and '-' only`);
+  }
+  try {
+    hostPort(address);
+  } catch (error) {
+    throw new ConfigError(`sink "${spec}": ${(error as Error).message}`);
+  }
+  return Object.freeze({ name, address });
+}
+
+/**
+ * The sinks of --sink [NAME=]HOST:PORT, given once or more (P1). A bare
+ * address is the sink named `default`. Names are unique, non-empty, of
+ * [A-Za-z0-9_.-]; addresses are unique and well-formed. Throws ConfigError.
+ */
+export function sinkTargets(specs: string | readonly string[]): readonly SinkTarget[] {
+  const targets = (typeof specs === 'string' ? [specs] : specs).map(sinkTarget);
+  targets.forEach((target, i) => {
+    const earlier = targets.slice(0, i);
+    if (earlier.some((t) => t.name === target.name))
+      throw new ConfigError(`--sink: the name ${target.name} is given twice`);
+    if (earlier.some((t) => t.address === target.address)) {
+      throw new ConfigError(`--sink: the address ${target.address} is given twice`);
+    }
+  });
+  return Object.freeze(targets);
 }
 
 /** The etcd settings of --store etcd; null for --store level, which refuses the etcd-only flags. Throws ConfigError. */
@@ -193,10 +247,13 @@ export function buildCoordinatorCommand(run: (config: CoordinatorConfig) => Prom
     ),
     [
       ...serverOptions('FENCER_COORDINATOR', { listen: '127.0.0.1:50052', data: './data/coordinator' }),
-      new Option('--sink <host:port>', 'address of the sink whose fences this coordinator advances')
+      new Option(
+        '--sink <[name=]host:port>',
+        'a sink whose fences this coordinator advances; repeat it for several, each resource on one (P1). A bare address is the sink named default',
+      )
         .env('FENCER_COORDINATOR_SINK')
         .default('127.0.0.1:50051')
-        .argParser(hostPort),
+        .argParser(sinkSpecs),
       new Option('--sink-token-file <file>', "file holding the coordinator's bearer token for the sink").env(
         'FENCER_COORDINATOR_SINK_TOKEN_FILE',
       ),

@@ -28,9 +28,10 @@ import { SERVICE_NAMES, fencing } from '@fencer/proto';
 import { EtcdLeadership } from './adapters/etcd-leadership.js';
 import { EtcdStore, type LeadershipGuard } from './adapters/etcd-store.js';
 import { LevelStore } from './adapters/level-store.js';
-import { GrpcSinkClient } from './adapters/sink-client.js';
+import { SinkRouter } from './adapters/sink-router.js';
 import { startSweeper, type Sweeper } from './adapters/sweeper.js';
 import { Coordinator, type CoordinatorApi } from './core/coordinator.js';
+import { sinkFor, sinkSetChange } from './core/shards.js';
 import type { SinkPort } from './core/sink-port.js';
 import type { LeaseStore } from './core/store.js';
 import type { CoordinatorConfig, EtcdConfig } from './config.js';
@@ -189,7 +190,11 @@ function serveCoordinator(
     listen: config.listen,
     tls: config.tls,
     definition: fencing.Coordinator.service,
-    handlers: coordinatorHandlers(api, { log, limits: DEFAULT_LIMITS }),
+    handlers: coordinatorHandlers(api, {
+      log,
+      limits: DEFAULT_LIMITS,
+      sinkOf: (resource) => sinkFor(resource, config.sinks),
+    }),
     authenticator,
     // V2: far above any valid request, so an oversize id is answered
     // INVALID_ARGUMENT naming it; bounded after decompression.
@@ -212,8 +217,13 @@ export async function startCoordinator(
   if (config.etcd !== null) return startReplica(config, config.etcd, deps);
   const log = deps.log ?? silentLogger;
   const store = await LevelStore.open(config.dataDir, { repair: config.repair, log });
-  const sink = new GrpcSinkClient({
-    address: config.sink,
+  try {
+    await claimSinks(store, config);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  const sink = new SinkRouter(config.sinks, {
     token: config.sinkToken,
     tls: config.sinkTls,
     deadlineMs: config.sinkDeadlineMs,
@@ -270,25 +280,43 @@ const STARTUP_PROBE_MS = 10_000;
 /** How long a replica waits before it asks an etcd that refused it at start again. */
 const STARTUP_RETRY_MS = 250;
 
+/**
+ * P2: records the sink names at first start, and refuses (StartupError) a
+ * start with another set than the one recorded: resources would move
+ * between sinks without a fenced hand-over.
+ */
+async function claimSinks(store: LeaseStore, config: CoordinatorConfig): Promise<void> {
+  const change = sinkSetChange(
+    await store.claimSinkNames(config.sinks.map((sink) => sink.name)),
+    config.sinks.map((sink) => sink.name),
+  );
+  if (change !== undefined) throw new StartupError(change);
+}
+
 const etcdHosts = (etcd: EtcdConfig) => etcd.endpoints.map((endpoint) => `http://${endpoint}`);
 
 /**
- * Checks (or stamps) the prefix once before a replica campaigns: one
- * pointed at another format, or at an etcd that does not answer within
- * `timeoutMs`, stops here with StartupError. An etcd that refuses
- * connections is asked again until then, each time with a client of its
+ * Checks (or stamps) the prefix, and claims the sink names (P2), once
+ * before a replica campaigns: one pointed at another format or set of
+ * sinks, or at an etcd that does not answer within `timeoutMs`, stops here
+ * with StartupError. An etcd that refuses connections is asked again until then, each time with a client of its
  * own (etcd3's circuit breaker would refuse the next tries for 5 s): a
  * replica restarted while cut from etcd, or while etcd restarts, starts once
  * it reaches it, as a running one resumes (H6). No log: its failure is the
  * one line the process exits with.
  */
-async function probeEtcd(etcd: EtcdConfig, timeoutMs: number): Promise<void> {
+async function probeEtcd(config: CoordinatorConfig, etcd: EtcdConfig, timeoutMs: number): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     const client = new Etcd3({ hosts: etcdHosts(etcd) });
     try {
       const callTimeoutMs = Math.max(1, deadline - performance.now());
-      await (await EtcdStore.open({ client, prefix: etcd.prefix, callTimeoutMs })).close();
+      const probe = await EtcdStore.open({ client, prefix: etcd.prefix, callTimeoutMs });
+      try {
+        await claimSinks(probe, config);
+      } finally {
+        await probe.close();
+      }
       return;
     } catch (error) {
       if (!(error instanceof StoreFailedError)) throw error;
@@ -340,10 +368,9 @@ async function startReplica(
   const callTimeoutMs = 2 * etcd.leaderTtlMs;
   // The first call also connects, to an etcd that may be busy starting.
   const probeTimeoutMs = Math.max(STARTUP_PROBE_MS, callTimeoutMs);
-  await probeEtcd(etcd, probeTimeoutMs);
+  await probeEtcd(config, etcd, probeTimeoutMs);
   const client = new Etcd3({ hosts: etcdHosts(etcd) });
-  const sink = new GrpcSinkClient({
-    address: config.sink,
+  const sink = new SinkRouter(config.sinks, {
     token: config.sinkToken,
     tls: config.sinkTls,
     deadlineMs: config.sinkDeadlineMs,
@@ -524,7 +551,7 @@ export async function runCoordinator(config: CoordinatorConfig, seams: Coordinat
         ...(config.etcd === null
           ? { dataDir: config.dataDir }
           : { store: 'etcd', etcd: config.etcd.endpoints, etcdPrefix: config.etcd.prefix }),
-        sink: config.sink,
+        sinks: config.sinks.map(({ name, address }) => `${name}=${address}`),
         sinkTls: config.sinkTls === undefined ? 'off' : config.sinkTls.cert ? 'mutual' : 'on',
         auth: config.auth.kind,
         fenceOnExpiry: config.fenceOnExpiry,

@@ -6,6 +6,7 @@
 //   <prefix>grant/<resource>   the latest grant (JSON, store-records.ts; L7)
 //   <prefix>request/<id>       a request record (JSON; R1–R3)
 //   <prefix>leader             the election key (etcd-leadership.ts, H2)
+//   <prefix>sinks              the sink names (JSON, sorted; P2)
 //
 // One key per counter, grant and request, as in the LevelDB store, and the
 // same reservation blocks (L6): reserving a token below the stored ceiling
@@ -37,7 +38,15 @@ import { NotLeaderError, StoreFailedError } from '@fencer/common';
 import { StartupError, type Logger } from '@fencer/server-kit';
 import type { LeaseStore, StoredResource, StoredState } from '../core/store.js';
 import type { Grant, RequestRecord } from '../core/model.js';
-import { decodeGrant, decodeRequest, encodeGrant, encodeRequest, reservationCeiling } from './store-records.js';
+import {
+  decodeGrant,
+  decodeRequest,
+  decodeSinkNames,
+  encodeGrant,
+  encodeRequest,
+  reservationCeiling,
+  SINK_NAMES_KEY,
+} from './store-records.js';
 
 /** What `<prefix>format` holds for this layout; another value there is refused at open. */
 export const ETCD_STORE_FORMAT = 'fencer-coordinator/1';
@@ -197,6 +206,20 @@ export class EtcdStore implements LeaseStore {
 
   whenFailed(): Promise<StoreFailedError> {
     return this.#failed;
+  }
+
+  async claimSinkNames(names: readonly string[]): Promise<readonly string[]> {
+    const key = Buffer.from(`${this.#prefix}${SINK_NAMES_KEY}`, 'utf8');
+    const sorted = [...names].sort();
+    // Put if absent, else read: of replicas starting at once, one set wins and
+    // every other compares against it. Not guarded: a replica claims the set
+    // before it campaigns, and the set is not leader state.
+    const { succeeded, responses } = await this.#txn(
+      [{ key, target: 'Version', result: 'Equal', version: 0 }],
+      [{ request_put: { key, value: Buffer.from(JSON.stringify(sorted), 'utf8') } }],
+      [{ request_range: { key } }],
+    );
+    return succeeded ? sorted : decodeSinkNames(responses[0]!.response_range.kvs[0]!.value.toString('utf8'));
   }
 
   async close(): Promise<void> {

@@ -33,7 +33,15 @@ import { StoreFailedError } from '@fencer/common';
 import { openLevelDb, type RepairOptions } from '@fencer/server-kit';
 import type { LeaseStore, StoredResource, StoredState } from '../core/store.js';
 import type { Grant, RequestRecord } from '../core/model.js';
-import { decodeGrant, decodeRequest, encodeGrant, encodeRequest, reservationCeiling } from './store-records.js';
+import {
+  decodeGrant,
+  decodeRequest,
+  decodeSinkNames,
+  encodeGrant,
+  encodeRequest,
+  reservationCeiling,
+  SINK_NAMES_KEY,
+} from './store-records.js';
 
 export { RESERVATION_BLOCK } from './store-records.js';
 
@@ -65,6 +73,8 @@ export class LevelStore implements LeaseStore {
   readonly #counters: Sub;
   readonly #grants: Sub;
   readonly #requests: Sub;
+  /** Facts of the deployment: `sinks`, the sink names (P2). */
+  readonly #meta: Sub;
   readonly #counterReads: ReturnType<typeof bufferKeyed>;
   /** Synced writes waiting for the batch in flight to be durable. */
   #queued: QueuedWrite[] = [];
@@ -83,6 +93,7 @@ export class LevelStore implements LeaseStore {
     this.#counterReads = bufferKeyed(db, 'counter');
     this.#grants = sublevel(db, 'grant');
     this.#requests = sublevel(db, 'request');
+    this.#meta = sublevel(db, 'meta');
   }
 
   /**
@@ -151,6 +162,15 @@ export class LevelStore implements LeaseStore {
 
   endGrant(grant: Grant): Promise<void> {
     return this.#guard(() => this.db.batch([this.#grantPut(grant)], UNSYNCED));
+  }
+
+  async claimSinkNames(names: readonly string[]): Promise<readonly string[]> {
+    // One process per directory: nothing else writes between the read and the put.
+    const recorded = await this.#guard(() => this.#meta.get(SINK_NAMES_KEY));
+    if (recorded !== undefined) return decodeSinkNames(recorded);
+    const sorted = [...names].sort();
+    await this.#synced([{ type: 'put', sublevel: this.#meta, key: SINK_NAMES_KEY, value: JSON.stringify(sorted) }]);
+    return sorted;
   }
 
   deleteRequests(requestIds: readonly string[]): Promise<void> {

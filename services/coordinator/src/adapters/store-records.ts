@@ -60,3 +60,14 @@ export function decodeRequest(text: string): RequestRecord {
   const json = JSON.parse(text) as RequestJson;
   return { ...json, incarnation: BigInt(json.incarnation), token: BigInt(json.token) };
 }
+
+/** The key (LevelDB: in the meta sublevel; etcd: under the prefix) of the sink names recorded at first start (P2). */
+export const SINK_NAMES_KEY = 'sinks';
+
+/** The recorded sink names: a JSON array of strings. */
+export function decodeSinkNames(text: string): readonly string[] {
+  const names = JSON.parse(text) as unknown;
+  if (!Array.isArray(names) || !names.every((name) => typeof name === 'string'))
+    throw new TypeError(`recorded sink names are not a list of names: ${text}`);
+  return names;
+}

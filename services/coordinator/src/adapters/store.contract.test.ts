@@ -115,6 +115,16 @@ describe.each(harnesses)('LeaseStore contract: %s', (_name, make) => {
     expect(await store.load()).toEqual({ counters: new Map(), grants: [], requests: [] });
   });
 
+  it('P2: records the sink names at the first claim and answers every later claim with them, across reopen', async () => {
+    const store = await start();
+    expect(await store.claimSinkNames(['b', 'a'])).toEqual(['a', 'b']);
+    expect(await store.claimSinkNames(['a', 'c'])).toEqual(['a', 'b']);
+    const reopened = await reopen();
+    expect(await reopened.claimSinkNames(['default'])).toEqual(['a', 'b']);
+    // Not lease state: load() never shows it.
+    expect(await reopened.load()).toEqual({ counters: new Map(), grants: [], requests: [] });
+  });
+
   it('keeps reserved counters across close and reopen (L6), full uint64 range', async () => {
     const store = await start();
     await store.reserveToken('r', 1n);

@@ -65,6 +65,13 @@ export interface LeaseStore {
    * that grant valid one TTL longer, and an ended grant is never revived.
    */
   endGrant(grant: Grant): Promise<void>;
+  /**
+   * Durable: records `names`, the sinks the coordinator fronts, unless a set
+   * was recorded before (P2); resolves with the set recorded, sorted: `names`
+   * on a first start, else the earlier set, which the caller compares. Atomic
+   * (put if absent): of two first starts at once, one set wins.
+   */
+  claimSinkNames(names: readonly string[]): Promise<readonly string[]>;
   /** Not necessarily durable: drops collected request records (R3); lost deletes are redone after a restart. */
   deleteRequests(requestIds: readonly string[]): Promise<void>;
   /** Resolves with the cause once the store has failed (T3); never rejects. */

@@ -5,6 +5,7 @@ import { RequestCheck, requireOwner, unaryFactory, type Limits, type Logger, typ
 import type { CoordinatorHandlers } from '@fencer/proto';
 import type { CoordinatorApi } from '../core/coordinator.js';
 import type { ReleaseParams } from '../core/model.js';
+import type { SinkTarget } from '../core/shards.js';
 import {
   acquireResponseOrThrow,
   describeResponse,
@@ -22,12 +23,15 @@ export const COORDINATOR_ROLES = Object.freeze({
   ForceRelease: ['admin'],
 } as const satisfies Record<keyof CoordinatorHandlers, readonly Role[]>);
 
-/** The fencing.v1.Coordinator implementation over `core`; `limits` bound ids and TTLs (V2). */
+/**
+ * The fencing.v1.Coordinator implementation over `core`; `limits` bound ids
+ * and TTLs (V2); `sinkOf` names the sink that owns a resource in its leases (P3).
+ */
 export function coordinatorHandlers(
   core: CoordinatorApi,
-  options: { log: Logger; limits: Limits },
+  options: { log: Logger; limits: Limits; sinkOf: (resource: string) => SinkTarget },
 ): CoordinatorHandlers {
-  const { limits } = options;
+  const { limits, sinkOf } = options;
   const unary = unaryFactory({ service: 'coordinator', log: options.log });
   return {
     Acquire: unary('Acquire', COORDINATOR_ROLES.Acquire, async (request, { principal }) => {
@@ -41,7 +45,7 @@ export function coordinatorHandlers(
       };
       check.done();
       requireOwner(principal, params.ownerId);
-      return acquireResponseOrThrow(await core.acquire(params), params.resource);
+      return acquireResponseOrThrow(await core.acquire(params), params.resource, sinkOf(params.resource));
     }),
     Renew: unary('Renew', COORDINATOR_ROLES.Renew, async (request, { principal }) => {
       const check = new RequestCheck(limits);
@@ -51,7 +55,7 @@ export function coordinatorHandlers(
       };
       check.done();
       requireOwner(principal, params.ownerId);
-      return renewResponseOrThrow(await core.renew(params), params.resource);
+      return renewResponseOrThrow(await core.renew(params), params.resource, sinkOf(params.resource));
     }),
     Release: unary('Release', COORDINATOR_ROLES.Release, async (request, { principal }) => {
       const check = new RequestCheck(limits);
@@ -64,7 +68,7 @@ export function coordinatorHandlers(
       const check = new RequestCheck(limits);
       const resource = check.id('resource', request.resource);
       check.done();
-      return describeResponse(await core.describe(resource), await core.nextToken(resource));
+      return describeResponse(await core.describe(resource), await core.nextToken(resource), sinkOf(resource));
     }),
     ForceRelease: unary('ForceRelease', COORDINATOR_ROLES.ForceRelease, async (request, { principal }) => {
       const check = new RequestCheck(limits);

@@ -10,6 +10,8 @@ import type { AcquireOutcome, RenewOutcome } from '../core/coordinator.js';
 import type { LeaseView } from '../core/model.js';
 import { acquireResponseOrThrow, notLeaderFailure, releaseResponse, renewResponseOrThrow } from './status.js';
 
+const SINK = { name: 'b', address: '10.0.0.2:50051' };
+
 const holder: LeaseView = {
   resource: 'r',
   ownerId: 'alice',
@@ -82,14 +84,14 @@ describe('error model: outcome → code, reason, ErrorInfo metadata', () => {
       { scope: 'owner', limit: '3' },
     ],
   ])('Acquire, %s', (_rule, outcome, code, reason, metadata) => {
-    expect(refusal(() => acquireResponseOrThrow(outcome, 'r'))).toEqual({ code, reason, metadata });
+    expect(refusal(() => acquireResponseOrThrow(outcome, 'r', SINK))).toEqual({ code, reason, metadata });
   });
 
   it.each<[string, RenewOutcome, string]>([
     ['someone else holds the latest grant', { kind: 'not-holder' }, 'NOT_LEASE_HOLDER'],
     ['the lease is over', { kind: 'expired' }, 'LEASE_EXPIRED'],
   ])('Renew when %s: FAILED_PRECONDITION (never a code that invites a retry)', (_when, outcome, reason) => {
-    expect(refusal(() => renewResponseOrThrow(outcome, 'r'))).toMatchObject({
+    expect(refusal(() => renewResponseOrThrow(outcome, 'r', SINK))).toMatchObject({
       code: grpc.status.FAILED_PRECONDITION,
       reason,
     });
@@ -106,7 +108,7 @@ describe('error model: outcome → code, reason, ErrorInfo metadata', () => {
     ).toEqual({ code: grpc.status.UNAVAILABLE, reason: 'NOT_LEADER', metadata });
   });
 
-  it('granted and replayed leases carry uint64 fields as decimal strings; replayed says so', () => {
+  it('granted and replayed leases carry uint64 fields as decimal strings and the owning sink (P3); replayed says so', () => {
     const lease = { ...holder, token: 18446744073709551615n };
     const wire = {
       resource: 'r',
@@ -115,9 +117,10 @@ describe('error model: outcome → code, reason, ErrorInfo metadata', () => {
       token: '18446744073709551615',
       ttl_ms: '1000',
       remaining_ms: '640',
+      sink: { name: 'b', address: '10.0.0.2:50051' },
     };
-    expect(acquireResponseOrThrow({ kind: 'granted', lease }, 'r')).toEqual({ lease: wire, replayed: false });
-    expect(acquireResponseOrThrow({ kind: 'replayed', lease }, 'r')).toEqual({ lease: wire, replayed: true });
+    expect(acquireResponseOrThrow({ kind: 'granted', lease }, 'r', SINK)).toEqual({ lease: wire, replayed: false });
+    expect(acquireResponseOrThrow({ kind: 'replayed', lease }, 'r', SINK)).toEqual({ lease: wire, replayed: true });
   });
 
   it('L5: Release is never an error', () => {

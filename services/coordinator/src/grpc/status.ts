@@ -13,9 +13,10 @@ import type {
 import type { AcquireOutcome, ForceReleaseOutcome, ReleaseOutcome, RenewOutcome } from '../core/coordinator.js';
 import type { Description } from '../core/lease-table.js';
 import type { LeaseView } from '../core/model.js';
+import type { SinkTarget } from '../core/shards.js';
 
-/** A lease on the wire: uint64 fields as decimal strings. */
-export function leaseMessage(lease: LeaseView): Lease {
+/** A lease on the wire, naming the sink that owns its resource (P3): uint64 fields as decimal strings. */
+export function leaseMessage(lease: LeaseView, sink: SinkTarget): Lease {
   return {
     resource: lease.resource,
     owner_id: lease.ownerId,
@@ -23,16 +24,17 @@ export function leaseMessage(lease: LeaseView): Lease {
     token: lease.token.toString(),
     ttl_ms: String(lease.ttlMs),
     remaining_ms: String(lease.remainingMs),
+    sink: { name: sink.name, address: sink.address },
   };
 }
 
 /** granted/replayed → response; LEASE_HELD, REQUEST_ID_REUSED, SINK_UNAVAILABLE, FENCE_CONFLICT, TOKEN_SPACE_EXHAUSTED, RATE_LIMITED, RECORDS_FULL thrown. */
-export function acquireResponseOrThrow(outcome: AcquireOutcome, resource: string): AcquireResponse {
+export function acquireResponseOrThrow(outcome: AcquireOutcome, resource: string, sink: SinkTarget): AcquireResponse {
   switch (outcome.kind) {
     case 'granted':
-      return { lease: leaseMessage(outcome.lease), replayed: false };
+      return { lease: leaseMessage(outcome.lease, sink), replayed: false };
     case 'replayed':
-      return { lease: leaseMessage(outcome.lease), replayed: true };
+      return { lease: leaseMessage(outcome.lease, sink), replayed: true };
     case 'held':
       throw new Failure(
         'LEASE_HELD',
@@ -91,10 +93,10 @@ export function acquireResponseOrThrow(outcome: AcquireOutcome, resource: string
 }
 
 /** renewed → response; NOT_LEASE_HOLDER, LEASE_EXPIRED thrown (both FAILED_PRECONDITION: do not retry). */
-export function renewResponseOrThrow(outcome: RenewOutcome, resource: string): RenewResponse {
+export function renewResponseOrThrow(outcome: RenewOutcome, resource: string, sink: SinkTarget): RenewResponse {
   switch (outcome.kind) {
     case 'renewed':
-      return { lease: leaseMessage(outcome.lease) };
+      return { lease: leaseMessage(outcome.lease, sink) };
     case 'not-holder':
       throw new Failure(
         'NOT_LEASE_HOLDER',
@@ -119,9 +121,13 @@ export function releaseResponse(outcome: ReleaseOutcome): ReleaseResponse {
 }
 
 /** `lease` unset when the resource is free; `last_token` 0 when never granted; `next_token` 0 once none is left (T1). */
-export function describeResponse(description: Description, nextToken: bigint | undefined): DescribeResponse {
+export function describeResponse(
+  description: Description,
+  nextToken: bigint | undefined,
+  sink: SinkTarget,
+): DescribeResponse {
   return {
-    lease: description.lease ? leaseMessage(description.lease) : null,
+    lease: description.lease ? leaseMessage(description.lease, sink) : null,
     last_token: description.lastToken.toString(),
     next_token: (nextToken ?? 0n).toString(),
   };

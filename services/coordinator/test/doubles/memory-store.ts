@@ -5,7 +5,7 @@ import { StoreFailedError } from '@fencer/common';
 import type { LeaseStore, StoredResource, StoredState } from '../../src/core/store.js';
 import type { Grant, RequestRecord } from '../../src/core/model.js';
 
-type WriteOp = 'reserve' | 'grant' | 'ttl' | 'end' | 'delete';
+type WriteOp = 'reserve' | 'grant' | 'ttl' | 'end' | 'delete' | 'sinks';
 
 /**
  * The "disk" a MemoryStore writes to; survives close() so tests can reopen
@@ -16,6 +16,8 @@ export class MemoryDisk {
   readonly counters = new Map<string, bigint>();
   readonly grants = new Map<string, Grant>();
   readonly requests = new Map<string, RequestRecord>();
+  /** The sink names recorded at first start (P2); always written synced, so a crash keeps them. */
+  sinkNames: readonly string[] | undefined;
   /** Every write in order, for tests that check L3's ordering and what is synced. */
   readonly journal: { op: WriteOp; key: string; durable: boolean }[] = [];
   /** When set, the next write fails with this cause, and the store that made it is failed for good (T3). */
@@ -88,6 +90,15 @@ export class MemoryStore implements LeaseStore {
 
   async endGrant(grant: Grant): Promise<void> {
     this.#write('end', grant.resource, false, () => this.disk.grants.set(grant.resource, grant));
+  }
+
+  async claimSinkNames(names: readonly string[]): Promise<readonly string[]> {
+    this.#check();
+    if (this.disk.sinkNames === undefined) {
+      const sorted = [...names].sort();
+      this.#write('sinks', 'sinks', true, () => (this.disk.sinkNames = sorted));
+    }
+    return this.disk.sinkNames!;
   }
 
   async deleteRequests(requestIds: readonly string[]): Promise<void> {

@@ -1,5 +1,6 @@
 // Original file: fencing/v1/coordinator.proto
 
+import type { SinkRef as _fencing_v1_SinkRef, SinkRef__Output as _fencing_v1_SinkRef__Output } from '../../fencing/v1/SinkRef.js';
 import type { Long } from '@grpc/proto-loader';
 
 export interface Lease {
@@ -16,6 +17,10 @@ export interface Lease {
    * a worker starts its own deadline when it sent the request (L1).
    */
   'remaining_ms'?: (number | string | Long);
+  /**
+   * P3: the sink that owns the resource, where the holder writes.
+   */
+  'sink'?: (_fencing_v1_SinkRef | null);
 }
 
 export interface Lease__Output {
@@ -32,4 +37,8 @@ export interface Lease__Output {
    * a worker starts its own deadline when it sent the request (L1).
    */
   'remaining_ms': (string);
+  /**
+   * P3: the sink that owns the resource, where the holder writes.
+   */
+  'sink': (_fencing_v1_SinkRef__Output | null);
 }
