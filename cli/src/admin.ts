@@ -20,7 +20,6 @@ import {
   clientTls,
   ConfigError,
   configuredCommand,
-  hostPort,
   hostPortList,
   positiveInteger,
   readTokenFile,
@@ -188,6 +187,10 @@ export interface Inspection {
     next_token: string;
   };
   sink: {
+    /** The sink asked: the one that owns the resource (P3, P4), as this command reaches it. */
+    address: string;
+    /** Its name, when the coordinator's lease names it. */
+    name?: string;
     fence: string;
     fence_owner_id: string;
     results: { result_id: string; token: string; size_bytes: string }[];
@@ -204,30 +207,47 @@ export function inspectCommand(): Command {
       .argument('<resource>', 'the resource to inspect'),
     [
       ...adminOptions(),
-      new Option('--sink <host:port>', 'the sink').argParser(hostPort).makeOptionMandatory().env(`${ENV}_SINK`),
+      new Option(
+        '--sink <host:port,...>',
+        'the sink; with sinks sharded by resource, each of them: the one that owns the resource is shown (P3)',
+      )
+        .argParser(hostPortList)
+        .makeOptionMandatory()
+        .env(`${ENV}_SINK`),
       new Option('--limit <n>', 'results to show, newest first (at most 1000)').default(10).argParser(positiveInteger),
     ],
-    (flags: AdminFlags & { sink: string; limit: number }) => {
+    (flags: AdminFlags & { sink: readonly string[]; limit: number }) => {
       if (flags.limit > 1000) throw new ConfigError('--limit must be at most 1000');
       return { ...adminConfig(flags), sink: flags.sink, limit: flags.limit };
     },
     (config, resource: string) =>
       reporting('inspect', async () => {
         const coordinator = new AdminCoordinator(config);
-        const sink = new fencing.Sink(config.sink, channelCredentials(config.tls));
+        const sinks = config.sink.map((address) => new fencing.Sink(address, channelCredentials(config.tls)));
         try {
-          const [described, listed] = await Promise.all([
+          const [described, ...listed] = await Promise.all([
             coordinator.call<object, DescribeResponse__Output>((client) => client.Describe, { resource }),
-            adminCall<object, ListResultsResponse__Output>(config, config.sink, sink, sink.ListResults, {
-              resource,
-              limit: config.limit,
-            }),
+            ...sinks.map((sink, i) =>
+              adminCall<object, ListResultsResponse__Output>(config, config.sink[i]!, sink, sink.ListResults, {
+                resource,
+                limit: config.limit,
+              }),
+            ),
           ]);
-          const inspection = inspectionOf(resource, described, listed);
+          // The sink the lease names, if this command reaches it at that address; else the one
+          // with a fence for the resource, which only its owner ever gets (P4); else the first.
+          const named = described.lease?.sink;
+          let owner = config.sink.findIndex((address) => address === named?.address);
+          if (owner < 0)
+            owner = Math.max(
+              0,
+              listed.findIndex((answer) => BigInt(answer.fence) > 0n),
+            );
+          const inspection = inspectionOf(resource, described, config.sink[owner]!, listed[owner]!);
           print(config.json ? JSON.stringify(inspection) : describeInspection(inspection));
         } finally {
           coordinator.close();
-          sink.close();
+          for (const sink of sinks) sink.close();
         }
       }),
   );
@@ -236,6 +256,7 @@ export function inspectCommand(): Command {
 function inspectionOf(
   resource: string,
   described: DescribeResponse__Output,
+  address: string,
   listed: ListResultsResponse__Output,
 ): Inspection {
   const lease = described.lease;
@@ -255,6 +276,8 @@ function inspectionOf(
       next_token: described.next_token,
     },
     sink: {
+      address,
+      ...(lease?.sink?.name ? { name: lease.sink.name } : {}),
       fence: listed.fence,
       fence_owner_id: listed.fence_owner_id,
       results: listed.results.map(({ result_id, token, size_bytes }) => ({ result_id, token, size_bytes })),
@@ -270,6 +293,7 @@ function describeInspection({ resource, coordinator, sink }: Inspection): string
       ? `lease        held by ${JSON.stringify(lease.owner_id)} (incarnation ${lease.incarnation}), token ${lease.token}, ${lease.remaining_ms} ms left of ${lease.ttl_ms}`
       : `lease        none (last token granted: ${coordinator.last_token})`,
     `next token   ${coordinator.next_token === '0' ? 'none left (T1)' : coordinator.next_token}`,
+    `sink         ${sink.name ? `${JSON.stringify(sink.name)} at ` : ''}${sink.address}`,
     `sink fence   ${sink.fence}${sink.fence_owner_id ? `, bound to ${JSON.stringify(sink.fence_owner_id)}` : ''}`,
     sink.results.length === 0 ? 'results      none' : 'results      newest first',
     ...sink.results.map((r) => `  ${JSON.stringify(r.result_id)}  token ${r.token}  ${r.size_bytes} bytes`),

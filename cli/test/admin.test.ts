@@ -188,6 +188,8 @@ describe('fencer inspect (A4)', () => {
         next_token: String(BigInt(lease.token) + 1n),
       },
       sink: {
+        address: sink.address,
+        name: 'default',
         fence: lease.token,
         fence_owner_id: 'worker-a',
         results: [

@@ -33,6 +33,7 @@ import type { CallMethod, CallObserver, WriteReceipt } from './calls.js';
 import { toFencerError } from './errors.js';
 import { LeaderRouter } from './replicas.js';
 import { SinkWriteStream, type WriteFields } from './write-stream.js';
+import type { SinkRef } from './sinks.js';
 
 /** TLS for a connection: the CA that signed the server's certificate, and a client certificate when the server asks for one. */
 export type TlsOptions = ClientTls;
@@ -183,6 +184,8 @@ export interface LeaseGrant {
   readonly ttlMs: number;
   /** How long the lease runs on as the coordinator saw it when it answered; 0 for a replayed grant that has ended (R1). */
   readonly remainingMs: number;
+  /** The sink that owns the resource, where the holder writes (P3); absent from a coordinator that does not say. */
+  readonly sink?: SinkRef;
 }
 
 /** Who asks for a lease: PROTOCOL.md's (owner_id, incarnation). */
@@ -387,5 +390,6 @@ function leaseGrant(lease: Lease__Output | null): LeaseGrant {
     token: BigInt(lease.token),
     ttlMs: Number(lease.ttl_ms),
     remainingMs: Number(lease.remaining_ms),
+    ...(lease.sink?.name ? { sink: { name: lease.sink.name, address: lease.sink.address } } : {}),
   };
 }

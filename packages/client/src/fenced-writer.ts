@@ -7,6 +7,7 @@
 import { FencerError, LeaseLostError, toFencerError } from './errors.js';
 import type { WriteReceipt } from './calls.js';
 import type { SinkConnection } from './connection.js';
+import { ShardedSinks } from './sinks.js';
 import type { WriteFields } from './write-stream.js';
 import type { FencingLease } from './lease-keeper.js';
 import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from './retry.js';
@@ -37,8 +38,12 @@ export class FencedWriter {
   readonly #lease: FencingLease;
   readonly #retry: RetryPolicy;
 
-  constructor(sink: SinkConnection, lease: FencingLease, options: FencedWriterOptions = {}) {
-    this.#send = options.stream ? (request) => sink.writeStream().write(request) : (request) => sink.write(request);
+  /** `sink`: the one sink, or sharded sinks, of which it writes to the lease's (P3). */
+  constructor(sink: SinkConnection | ShardedSinks, lease: FencingLease, options: FencedWriterOptions = {}) {
+    const owner = async () => (sink instanceof ShardedSinks ? sink.owner(lease.resource, lease.sink) : sink);
+    this.#send = options.stream
+      ? async (request) => (await owner()).writeStream().write(request)
+      : async (request) => (await owner()).write(request);
     this.#lease = lease;
     this.#retry = options.retry ?? DEFAULT_RETRY_POLICY;
   }

@@ -6,6 +6,7 @@ export * from './retry.js';
 export * from './calls.js';
 export * from './connection.js';
 export * from './replicas.js';
+export * from './sinks.js';
 export * from './write-stream.js';
 export * from './lease-keeper.js';
 export * from './fenced-writer.js';

@@ -15,11 +15,14 @@ import { systemClock, type Clock } from '@fencer/common';
 import type { CoordinatorConnection, LeaseGrant } from './connection.js';
 import { FencerError, LeaseHeldError, LeaseLostError, toFencerError } from './errors.js';
 import { backoffMs, DEFAULT_RETRY_POLICY, sleep, withRetries, type RetryPolicy } from './retry.js';
+import type { SinkRef } from './sinks.js';
 
 /** What a fenced write needs of a lease: where, which token, and whether it is known lost. */
 export interface FencingLease {
   readonly resource: string;
   readonly token: bigint;
+  /** The sink the grant names (P3): where writes under it go. */
+  readonly sink?: SinkRef;
   /** Aborted, with a FencerError as reason, once the lease is known lost. */
   readonly signal?: AbortSignal;
   /** Called by a writer whose write was refused as stale: the lease is gone for good. */
@@ -65,6 +68,7 @@ export class LeaseKeeper implements FencingLease, AsyncDisposable {
   readonly ownerId: string;
   readonly incarnation: bigint;
   readonly token: bigint;
+  readonly sink?: SinkRef;
   /** The request id this lease was acquired with. */
   readonly requestId: string;
   /** True when the coordinator answered with an earlier attempt's recorded grant (R1). */
@@ -137,6 +141,7 @@ export class LeaseKeeper implements FencingLease, AsyncDisposable {
     this.ownerId = lease.ownerId;
     this.incarnation = lease.incarnation;
     this.token = lease.token;
+    if (lease.sink) this.sink = lease.sink;
     this.requestId = requestId;
     this.replayed = replayed;
     this.#deadlineMs = sentAtMs + lease.remainingMs - this.#marginMs;

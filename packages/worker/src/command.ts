@@ -12,7 +12,6 @@ import {
   clientTls,
   ConfigError,
   configuredCommand,
-  hostPort,
   hostPortList,
   nonNegativeInteger,
   positiveInteger,
@@ -59,8 +58,11 @@ export function workerCommand(): Command {
         .argParser(hostPortList)
         .makeOptionMandatory()
         .env('FENCER_WORKER_COORDINATOR'),
-      new Option('--sink <host:port>', 'the sink (or its proxy)')
-        .argParser(hostPort)
+      new Option(
+        '--sink <host:port,...>',
+        'the sink (or its proxy); with sinks sharded by resource, each of them, comma-separated: writes go to the one that owns the resource (P3)',
+      )
+        .argParser(hostPortList)
         .makeOptionMandatory()
         .env('FENCER_WORKER_SINK'),
       new Option('--owner <id>', 'owner id; with credentials, the identity of the token or client certificate')
@@ -105,7 +107,7 @@ export function workerCommand(): Command {
     (
       options: TlsFlags & {
         coordinator: readonly string[];
-        sink: string;
+        sink: readonly string[];
         owner: string;
         resource: string;
         ttlMs: number;
@@ -133,7 +135,7 @@ export function workerCommand(): Command {
       return Object.freeze({
         worker: Object.freeze({
           coordinators: options.coordinator,
-          sink: options.sink,
+          sinks: options.sink,
           ownerId: options.owner,
           resource: options.resource,
           ttlMs: options.ttlMs,

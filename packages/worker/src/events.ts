@@ -53,6 +53,8 @@ export type WorkerEvent =
       readonly token: string;
       readonly requestId: string;
       readonly replayed: boolean;
+      /** The name of the sink the grant names (P3), when the coordinator says. */
+      readonly sink?: string;
     }
   | { readonly event: 'renewed'; readonly resource: string; readonly token: string; readonly remainingMs: number }
   | { readonly event: 'lease-lost'; readonly resource: string; readonly token: string; readonly reason: string }

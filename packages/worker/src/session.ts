@@ -7,6 +7,7 @@ import {
   FencedWriter,
   FencerError,
   LeaseKeeper,
+  ShardedSinks,
   SinkConnection,
   type CallObserver,
   type RetryPolicy,
@@ -18,7 +19,8 @@ import { emit, eventClockMs } from './events.js';
 export interface WorkerConfig {
   /** The coordinator's replicas (one address when it has none), in the order to try them (H7). */
   readonly coordinators: readonly string[];
-  readonly sink: string;
+  /** The sink, or every sink of a sharded deployment, as this worker reaches them; each call goes to the resource's owner (P3). */
+  readonly sinks: readonly string[];
   readonly ownerId: string;
   readonly resource: string;
   readonly ttlMs: number;
@@ -39,7 +41,7 @@ export type StepResult<T> = { ok: true; value: T } | { ok: false; error: FencerE
 export class WorkerSession {
   readonly config: WorkerConfig;
   readonly #coordinator: CoordinatorConnection;
-  readonly #sink: SinkConnection;
+  readonly #sinks: ShardedSinks;
   #keeper: LeaseKeeper | undefined;
   #writer: FencedWriter | undefined;
 
@@ -76,7 +78,7 @@ export class WorkerSession {
       ...(config.tls === undefined ? {} : { tls: config.tls }),
     };
     this.#coordinator = new CoordinatorConnection({ coordinators: config.coordinators, ...connection });
-    this.#sink = new SinkConnection({ address: config.sink, ...connection });
+    this.#sinks = new ShardedSinks(config.sinks.map((address) => new SinkConnection({ address, ...connection })));
   }
 
   /** The lease now held (possibly already lost: see its signal). */
@@ -102,7 +104,7 @@ export class WorkerSession {
           emit({ event: 'renewed', resource, token: lease.token.toString(), remainingMs: lease.remainingMs }),
       });
       this.#keeper = keeper;
-      this.#writer = new FencedWriter(this.#sink, keeper, {
+      this.#writer = new FencedWriter(this.#sinks, keeper, {
         ...(this.config.retry ? { retry: this.config.retry } : {}),
         stream: this.config.writeStream === true,
       });
@@ -112,6 +114,7 @@ export class WorkerSession {
         token: keeper.token.toString(),
         requestId: keeper.requestId,
         replayed: keeper.replayed,
+        ...(keeper.sink ? { sink: keeper.sink.name } : {}),
       });
       const lost = () =>
         emit({
@@ -151,7 +154,8 @@ export class WorkerSession {
   async forge(token: bigint, resultId: string, payload: string): Promise<StepResult<void>> {
     return this.#step('forge', async () => {
       const resource = this.config.resource;
-      const receipt = await this.#sink.write({ resource, token, resultId, payload: Buffer.from(payload) });
+      const sink = await this.#sink();
+      const receipt = await sink.write({ resource, token, resultId, payload: Buffer.from(payload) });
       emit({ event: 'written', resource, resultId, outcome: receipt.outcome, fence: receipt.fence.toString() });
     });
   }
@@ -173,7 +177,7 @@ export class WorkerSession {
   /** Asks the sink for the resource's fence. */
   async getFence(): Promise<StepResult<void>> {
     return this.#step('get-fence', async () => {
-      const fence = await this.#sink.getFence(this.config.resource);
+      const fence = await (await this.#sink()).getFence(this.config.resource);
       emit({ event: 'fence', resource: this.config.resource, fence: fence.toString() });
     });
   }
@@ -181,7 +185,7 @@ export class WorkerSession {
   /** Reads a result back from the sink. */
   async read(resultId: string): Promise<StepResult<void>> {
     return this.#step('read', async () => {
-      const stored = await this.#sink.read(this.config.resource, resultId);
+      const stored = await (await this.#sink()).read(this.config.resource, resultId);
       emit({
         event: 'read',
         resource: this.config.resource,
@@ -218,7 +222,12 @@ export class WorkerSession {
   async close(): Promise<void> {
     if (this.#keeper && !this.#keeper.signal.aborted) await this.release();
     this.#coordinator.close();
-    this.#sink.close();
+    this.#sinks.close();
+  }
+
+  /** The connection to the sink that owns the resource: the one the lease names, or the one that has its fence (P3, P4). */
+  #sink(): Promise<SinkConnection> {
+    return this.#sinks.owner(this.config.resource, this.#keeper?.sink);
   }
 
   async #step<T>(command: string, run: () => Promise<T>): Promise<StepResult<T>> {
