@@ -3,16 +3,26 @@
 // them. A case opens once per run with one independent operation per slot
 // (the highest concurrency asked for); a measurement at concurrency c runs
 // the first c slots in a closed loop. A new case is one more entry in CASES.
+// Sink Write across sinks is one case per sink count asked for
+// (shardedWriteCase), each with processes of its own, measured at one
+// concurrency only.
 import { randomUUID } from 'node:crypto';
 import { open as openFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { Etcd3 } from 'etcd3';
 import { Level } from 'level';
-import { CoordinatorConnection, SinkConnection, type WriteFields, type WriteReceipt } from '@fencer/client';
+import {
+  CoordinatorConnection,
+  ShardedSinks,
+  SinkConnection,
+  type SinkRef,
+  type WriteFields,
+  type WriteReceipt,
+} from '@fencer/client';
 import { etcdHosts } from '@fencer/supervisor';
 import { EchoClient } from './echo.js';
-import { BENCH_WORKER, type Targets } from './targets.js';
+import { BENCH_WORKER, startShards, type Targets } from './targets.js';
 
 /** One operation of a slot; it rejects when the operation did not do what it should. */
 export type Operation = () => Promise<void>;
@@ -21,6 +31,8 @@ export type Operation = () => Promise<void>;
 export interface MeasuredProcess {
   readonly name: string;
   readonly pid: number;
+  /** Operations it took so far, when it takes only some of the case's (one sink of several): its CPU is then per operation it took. */
+  readonly served?: () => number;
 }
 
 /** A case, opened: its slots' operations and what to close afterwards. */
@@ -29,6 +41,8 @@ export interface OpenCase {
   readonly operations: readonly Operation[];
   /** The server processes the operations run in (none for the in-process raw limits). */
   readonly servers: readonly MeasuredProcess[];
+  /** Processes the case started for itself, which close() stops. */
+  readonly started?: readonly MeasuredProcess[];
   close(): Promise<void>;
 }
 
@@ -37,6 +51,8 @@ export interface CaseContext {
   readonly targets: Targets;
   readonly slots: number;
   readonly payload: Buffer;
+  /** The run's: aborts a case's own processes' start. */
+  readonly signal: AbortSignal;
 }
 
 /** One thing the bench measures. */
@@ -47,6 +63,8 @@ export interface BenchCase {
   readonly title: string;
   /** fencer: the project's RPCs; raw: the limits below them; etcd: the peers (skipped without etcd). */
   readonly kind: 'fencer' | 'raw' | 'etcd';
+  /** The one concurrency it is measured at, whatever --concurrency says; absent: each of those. */
+  readonly concurrency?: number;
   open(context: CaseContext): Promise<OpenCase>;
 }
 
@@ -59,21 +77,44 @@ const CYCLE_TTL_MS = 10_000;
 
 const slots = <T>(count: number, make: (slot: number) => T): T[] => Array.from({ length: count }, (_, i) => make(i));
 
+/** A lease held by BENCH_WORKER: its resource, token, and the sink it names (P3). */
+interface HeldLease {
+  readonly resource: string;
+  readonly token: bigint;
+  readonly sink?: SinkRef;
+}
+
+/** A lease whose grant named its sink. */
+type OwnedLease = HeldLease & { readonly sink: SinkRef };
+
+async function lease(coordinator: CoordinatorConnection, resource: string): Promise<HeldLease> {
+  const { lease } = await coordinator.acquire({
+    requestId: randomUUID(),
+    resource,
+    ownerId: BENCH_WORKER,
+    incarnation: 1n,
+    ttlMs: LONG_TTL_MS,
+  });
+  return { resource, token: lease.token, ...(lease.sink ? { sink: lease.sink } : {}) };
+}
+
 /** A lease per slot, held by BENCH_WORKER, on `${prefix}-${slot}`. */
 async function leases(coordinator: CoordinatorConnection, prefix: string, count: number) {
-  return Promise.all(
-    slots(count, async (slot) => {
-      const resource = `${prefix}-${slot}`;
-      const { lease } = await coordinator.acquire({
-        requestId: randomUUID(),
-        resource,
-        ownerId: BENCH_WORKER,
-        incarnation: 1n,
-        ttlMs: LONG_TTL_MS,
-      });
-      return { resource, token: lease.token };
-    }),
-  );
+  return Promise.all(slots(count, (slot) => lease(coordinator, `${prefix}-${slot}`)));
+}
+
+/** A slot's Write under `held`, a new result id every time (F1, F3, F6: applied and synced), through `send`. */
+function writeOperation(
+  send: (request: WriteFields) => Promise<WriteReceipt>,
+  { resource, token }: HeldLease,
+  slot: number,
+  payload: Buffer,
+): Operation {
+  let written = 0;
+  return async () => {
+    const receipt = await send({ resource, token, resultId: `result-${slot}-${written++}`, payload });
+    if (receipt.outcome !== 'applied') throw new Error(`a new result id was ${receipt.outcome}`);
+  };
 }
 
 const connectionOptions = (targets: Targets) => ({ token: targets.workerToken, callTimeoutMs: CALL_TIMEOUT_MS });
@@ -89,9 +130,8 @@ const echoProcess = (targets: Targets): MeasuredProcess => ({ name: 'echo', pid:
 
 /**
  * Each slot writes its own resource under its lease's token (or, with
- * `oneResource`, every slot the same resource under one lease), a new
- * result id every time (F1, F3, F6: applied and synced), through `via`: the
- * unary Write or the connection's WriteStream.
+ * `oneResource`, every slot the same resource under one lease) through
+ * `via`: the unary Write or the connection's WriteStream.
  */
 function sinkWriteCase(
   id: string,
@@ -110,14 +150,7 @@ function sinkWriteCase(
       // Each case holds its own resources' leases: a lease of another case's would be LEASE_HELD (L2).
       const held = await leases(coordinator, id, oneResource ? 1 : count);
       return {
-        operations: slots(count, (slot) => {
-          const { resource, token } = held[oneResource ? 0 : slot]!;
-          let written = 0;
-          return async () => {
-            const receipt = await send({ resource, token, resultId: `result-${slot}-${written++}`, payload });
-            if (receipt.outcome !== 'applied') throw new Error(`a new result id was ${receipt.outcome}`);
-          };
-        }),
+        operations: slots(count, (slot) => writeOperation(send, held[oneResource ? 0 : slot]!, slot, payload)),
         servers: [sinkProcess(targets)],
         close: async () => {
           coordinator.close();
@@ -151,6 +184,105 @@ const sinkWriteStream = sinkWriteCase('sink-write-stream', 'sink WriteStream', (
   const stream = sink.writeStream();
   return (request) => stream.write(request);
 });
+
+/** The `--cases` id of sink Write across sinks: one case per sink count of `--sinks` (shardedWriteCase). */
+export const SHARDED_CASE = 'sink-write-sharded';
+/** Writes in flight across the sinks, whatever --concurrency says: enough that each of several sinks has many. */
+export const SHARDED_CONCURRENCY = 64;
+/** Batches of leases leasesAcrossSinks takes before it gives up on a sink owning its share: many times what hashing needs. */
+const MAX_LEASE_BATCHES = 16;
+
+const shardedCaseId = (sinkCount: number) => `${SHARDED_CASE}-${sinkCount}`;
+const sinksText = (sinkCount: number) => `${sinkCount} sink${sinkCount === 1 ? '' : 's'}`;
+
+/**
+ * A lease per slot, on resources `${prefix}-<n>` chosen so that slot i's
+ * is owned by sink `names[i mod N]` (Lease.sink, P3): each sink takes an
+ * equal share of the slots. Leases are taken a batch of `count` at a time
+ * until each sink owns its share; those past a sink's share stay held,
+ * unused, until the case's coordinator stops.
+ */
+async function leasesAcrossSinks(
+  coordinator: CoordinatorConnection,
+  prefix: string,
+  names: readonly string[],
+  count: number,
+): Promise<OwnedLease[]> {
+  const share = Math.ceil(count / names.length);
+  const owned = new Map(names.map((name) => [name, [] as OwnedLease[]]));
+  const short = () => names.filter((name) => owned.get(name)!.length < share);
+  for (let batch = 0; short().length > 0; batch++) {
+    if (batch === MAX_LEASE_BATCHES)
+      throw new Error(`after ${batch * count} leases, ${short().join(', ')} still owned fewer than ${share} (P1)`);
+    const held = await Promise.all(slots(count, (i) => lease(coordinator, `${prefix}-${batch * count + i}`)));
+    for (const { sink, ...granted } of held) {
+      if (!sink) throw new Error(`the grant of ${granted.resource} named no sink (P3)`);
+      const ofSink = owned.get(sink.name);
+      if (!ofSink) throw new Error(`the grant of ${granted.resource} named ${sink.name}, not a sink it was given`);
+      if (ofSink.length < share) ofSink.push({ ...granted, sink });
+    }
+  }
+  return slots(count, (slot) => owned.get(names[slot % names.length]!)![Math.floor(slot / names.length)]!);
+}
+
+/**
+ * Unary Writes across `sinkCount` sinks of the case's own, fronted by a
+ * coordinator of its own (P1), SHARDED_CONCURRENCY in flight: each slot
+ * writes its own resource at the sink its lease names, found through
+ * ShardedSinks as a worker finds it, the slots spread evenly over the
+ * sinks. Each sink counts the writes it took, so its CPU is per write it
+ * took: with nothing shared between sinks on the write path, it stays flat
+ * as sinks are added, and throughput scales with the cores there are.
+ */
+export function shardedWriteCase(sinkCount: number): BenchCase {
+  const id = shardedCaseId(sinkCount);
+  return {
+    id,
+    title: `sink Write across ${sinksText(sinkCount)}`,
+    kind: 'fencer',
+    concurrency: SHARDED_CONCURRENCY,
+    async open({ targets, slots: count, payload, signal }) {
+      const shards = await startShards(targets, join(targets.scratch, id), sinkCount, signal);
+      const coordinator = new CoordinatorConnection({
+        address: shards.coordinator.ready.address,
+        ...connectionOptions(targets),
+      });
+      const sinks = new ShardedSinks(
+        shards.sinks.map(
+          ({ server }) => new SinkConnection({ address: server.ready.address, ...connectionOptions(targets) }),
+        ),
+      );
+      const close = async () => {
+        coordinator.close();
+        sinks.close();
+        await shards.stop();
+      };
+      try {
+        const names = shards.sinks.map(({ name }) => name);
+        const taken = new Map(names.map((name) => [name, 0]));
+        const held = await leasesAcrossSinks(coordinator, id, names, count);
+        const operations = await Promise.all(
+          held.map(async (granted, slot) => {
+            const connection = await sinks.owner(granted.resource, granted.sink);
+            const write = writeOperation((request) => connection.write(request), granted, slot, payload);
+            return async () => {
+              await write();
+              taken.set(granted.sink.name, taken.get(granted.sink.name)! + 1);
+            };
+          }),
+        );
+        const servers: MeasuredProcess[] = [
+          { name: 'coordinator', pid: shards.coordinator.child.pid! },
+          ...shards.sinks.map(({ name, server }) => ({ name, pid: server.child.pid!, served: () => taken.get(name)! })),
+        ];
+        return { operations, servers, started: servers, close };
+      } catch (error) {
+        await close();
+        throw error;
+      }
+    },
+  };
+}
 
 /**
  * Each slot takes its own resource's lease and gives it back (L3: reserve,
@@ -475,3 +607,14 @@ export const RATIOS: readonly RatioDefinition[] = Object.freeze([
   },
   { title: 'Renew / raw unary echo', numerator: 'renew', denominator: 'echo-unary' },
 ]);
+
+/** Sink Write across each sink count over the fewest of `sinkCounts`, measured side by side: the scaling factor. */
+export function shardedRatios(sinkCounts: readonly number[]): RatioDefinition[] {
+  const [fewest, ...more] = [...sinkCounts].sort((a, b) => a - b);
+  if (fewest === undefined) return [];
+  return more.map((count) => ({
+    title: `Write across ${sinksText(count)} / ${sinksText(fewest)}`,
+    numerator: shardedCaseId(count),
+    denominator: shardedCaseId(fewest),
+  }));
+}

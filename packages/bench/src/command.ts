@@ -8,15 +8,15 @@ import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, configuredCommand, positiveInteger, whenParentGone } from '@fencer/server-kit';
-import { CASES } from './cases.js';
+import { CASES, SHARDED_CASE, SHARDED_CONCURRENCY } from './cases.js';
 import { FAILOVER_CASE, failoverTable } from './failover.js';
 import { progressOn } from './progress.js';
 import { casesTable, ratiosTable } from './report.js';
 import { memoryText, runMemory, type MemoryConfig } from './memory.js';
 import { runBench, type BenchConfig, type BenchReport } from './run.js';
 
-/** Every id --cases takes: the closed-loop cases, then the failover row. */
-const CASE_IDS: readonly string[] = [...CASES.map((c) => c.id), FAILOVER_CASE];
+/** Every id --cases takes: the closed-loop cases, sink Write across sinks (a case per --sinks count), then the failover row. */
+const CASE_IDS: readonly string[] = [...CASES.map((c) => c.id), SHARDED_CASE, FAILOVER_CASE];
 
 /** The coordinator's default --leader-ttl-ms (H2), which the failover row runs at unless told. */
 const DEFAULT_LEADER_TTL_MS = 5_000;
@@ -41,15 +41,22 @@ function positiveSeconds(value: string): number {
   return seconds;
 }
 
-function concurrencyList(value: string): number[] {
-  const levels = value.split(',').map((part) => {
-    if (!/^\s*\d+\s*$/.test(part) || Number(part) < 1) {
-      throw new InvalidArgumentError('expected positive integers separated by commas, e.g. 1,16,64');
-    }
-    return Number(part);
-  });
-  return [...new Set(levels)].sort((a, b) => a - b);
+/** A parser of positive integers separated by commas, at most `max`, into a sorted list without repeats. */
+function integerList(example: string, max = Infinity) {
+  return (value: string): number[] => {
+    const numbers = value.split(',').map((part) => {
+      if (!/^\s*\d+\s*$/.test(part) || Number(part) < 1) {
+        throw new InvalidArgumentError(`expected positive integers separated by commas, e.g. ${example}`);
+      }
+      if (Number(part) > max) throw new InvalidArgumentError(`at most ${max}`);
+      return Number(part);
+    });
+    return [...new Set(numbers)].sort((a, b) => a - b);
+  };
 }
+
+/** The most sinks --sinks starts for one case: each still takes SHARDED_CONCURRENCY / 16 = 4 of the writes in flight. */
+const MAX_SINKS = 16;
 
 function caseList(value: string): string[] {
   const ids = value.split(',').map((id) => id.trim());
@@ -72,6 +79,7 @@ interface BenchFlags {
   concurrency: number[];
   payloadBytes: number;
   cases?: string[];
+  sinks: number[];
   failovers: number;
   leaderTtlMs: number;
   data?: string;
@@ -95,11 +103,17 @@ export function benchCommand(): Command {
         .argParser(positiveInteger),
       new Option('--concurrency <list>', 'closed-loop concurrencies, comma-separated')
         .default([1, 16, 64], '1,16,64')
-        .argParser(concurrencyList),
+        .argParser(integerList('1,16,64')),
       new Option('--payload-bytes <n>', 'bytes per Write, echo, put and txn').default(100).argParser(payloadBytes),
       new Option('--cases <list>', `cases to run, comma-separated (default: all): ${CASE_IDS.join(', ')}`).argParser(
         caseList,
       ),
+      new Option(
+        '--sinks <list>',
+        `${SHARDED_CASE}: sink counts, comma-separated; for each, that many sinks and a coordinator fronting them, Writes at conc ${SHARDED_CONCURRENCY} across them`,
+      )
+        .default([1, 2], '1,2')
+        .argParser(integerList('1,2,4', MAX_SINKS)),
       new Option('--failovers <n>', "the failover row: leader kills, each timed to the new leader's first grant")
         .default(10)
         .argParser(positiveInteger),
@@ -123,6 +137,7 @@ export function benchCommand(): Command {
           concurrency: flags.concurrency,
           payloadBytes: flags.payloadBytes,
           cases: flags.cases ?? CASE_IDS,
+          sinks: flags.sinks,
           failovers: flags.failovers,
           leaderTtlMs: flags.leaderTtlMs,
           dataParent,
@@ -183,11 +198,18 @@ function text(report: BenchReport): string {
     '',
     casesTable(report.summary),
     '',
-    ratiosTable(report.ratios, concurrencies),
+    ratiosTable(report.ratios, report.concurrencies),
     '',
     ...(report.failover ? [failoverTable(report.failover), ''] : []),
     'Medians over repetitions; a ratio is of throughputs measured in the same repetition, then the median of those.',
     'CPU µs/op: user+system time of each server process per operation, and of this process (`bench`: the client side, and the whole of the in-process raw limits).',
+    ...(report.settings.cases.includes(SHARDED_CASE)
+      ? [
+          `sink Write across N sinks: N sinks and a coordinator fronting them (P1), of the row's own; ${SHARDED_CONCURRENCY} writes in flight, ` +
+            "spread evenly over the sinks, each to the sink its lease names (P3). A sink's CPU is per write it took: " +
+            'flat as N grows when the sinks share nothing, so throughput scales with the cores there are.',
+        ]
+      : []),
     'version' in report.etcd
       ? `etcd ${report.etcd.version} on loopback, one member, no auth; fencer sink and coordinator with bearer-token auth; ` +
         '"--store etcd": a second coordinator on the same sink, its state in that etcd (H1).' +

@@ -1,7 +1,9 @@
 // One measurement: a case's first `concurrency` slots in a closed loop for a
 // given time (each slot sends its next operation when the last one
 // answered), with every latency in an HDR histogram and the CPU time each
-// server process and this one spent, read before and after.
+// server process and this one spent, read before and after. A server that
+// takes only some of a case's operations (one sink of several) is charged
+// per operation it took, so its figure is comparable with a lone server's.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import * as hdr from 'hdr-histogram-js';
@@ -16,7 +18,11 @@ export interface Measurement {
   readonly opsPerSecond: number;
   readonly p50Ms: number;
   readonly p99Ms: number;
-  /** CPU time (user + system) per operation in microseconds, by server process name, and `bench` for this process. */
+  /**
+   * CPU time (user + system) per operation in microseconds, by server
+   * process name, and `bench` for this process; a server that counts the
+   * operations it took (MeasuredProcess.served) per operation it took.
+   */
   readonly cpuUsPerOp: Readonly<Record<string, number>>;
 }
 
@@ -37,11 +43,31 @@ export function processCpuUs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) / ticksPerSecond) * 1e6;
 }
 
-function cpuNow(servers: readonly MeasuredProcess[]): Record<string, number> {
+/** CPU time so far, and operations taken so far where a server counts them, by process name. */
+export interface Reading {
+  readonly cpuUs: Readonly<Record<string, number>>;
+  readonly served: Readonly<Record<string, number>>;
+}
+
+function readNow(servers: readonly MeasuredProcess[]): Reading {
   const usage = process.cpuUsage();
-  const cpu: Record<string, number> = { [BENCH_PROCESS]: usage.user + usage.system };
-  for (const { name, pid } of servers) cpu[name] = processCpuUs(pid);
-  return cpu;
+  const cpuUs: Record<string, number> = { [BENCH_PROCESS]: usage.user + usage.system };
+  const served: Record<string, number> = {};
+  for (const { name, pid, served: count } of servers) {
+    cpuUs[name] = processCpuUs(pid);
+    if (count) served[name] = count();
+  }
+  return { cpuUs, served };
+}
+
+/** CPU µs per operation of each process between two readings: per operation it took where it counts them, else per one of all `operations`. */
+export function cpuPerOperation(before: Reading, after: Reading, operations: number): Record<string, number> {
+  const perOperation: Record<string, number> = {};
+  for (const name of Object.keys(before.cpuUs)) {
+    const taken = name in before.served ? after.served[name]! - before.served[name]! : operations;
+    perOperation[name] = taken > 0 ? (after.cpuUs[name]! - before.cpuUs[name]!) / taken : 0;
+  }
+  return perOperation;
 }
 
 /**
@@ -66,7 +92,7 @@ export async function measure(
   });
   let failure: Error | undefined;
   let count = 0;
-  const before = cpuNow(open.servers);
+  const before = readNow(open.servers);
   const startedMs = performance.now();
   const endMs = startedMs + seconds * 1_000;
   const loop = async (operation: () => Promise<void>) => {
@@ -96,11 +122,9 @@ export async function measure(
     clearTimeout(watchdog);
   }
   const elapsedMs = performance.now() - startedMs;
-  const after = cpuNow(open.servers);
+  const after = readNow(open.servers);
   signal.throwIfAborted();
   if (failure !== undefined) throw failure;
-  const cpuUsPerOp: Record<string, number> = {};
-  for (const name of Object.keys(before)) cpuUsPerOp[name] = count > 0 ? (after[name]! - before[name]!) / count : 0;
   return {
     concurrency,
     operations: count,
@@ -108,6 +132,6 @@ export async function measure(
     opsPerSecond: count / (elapsedMs / 1_000),
     p50Ms: histogram.getValueAtPercentile(50) / 1_000,
     p99Ms: histogram.getValueAtPercentile(99) / 1_000,
-    cpuUsPerOp,
+    cpuUsPerOp: cpuPerOperation(before, after, count),
   };
 }

@@ -57,7 +57,7 @@ export async function runMemory(config: MemoryConfig, progress: Progress, signal
     const { targets } = started;
     const writes = CASES.find((c) => c.id === 'sink-write-stream')!;
     const payload = Buffer.alloc(config.payloadBytes, 'x');
-    open = await writes.open({ targets, slots: IN_FLIGHT, payload });
+    open = await writes.open({ targets, slots: IN_FLIGHT, payload, signal });
     progress.start(CHECKPOINTS);
     const checkpoints: MemoryCheckpoint[] = [];
     let stored = 0;

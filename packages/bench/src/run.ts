@@ -1,7 +1,9 @@
 // One bench run: start the targets, open every case, warm each up once, then
 // repetition after repetition measure every case at every concurrency,
 // rotating the cases' order each repetition so drift of a shared machine
-// falls on all of them alike. Everything started is stopped and the run's
+// falls on all of them alike. A case with a concurrency of its own (sink
+// Write across sinks) is measured only at that one, among the cases
+// measured there. Everything started is stopped and the run's
 // directory removed, whatever happens. The targets and the cases stand
 // apart from this loop so that a `--memory` mode (issue 11: the sink's RSS
 // from 100k to 1M stored results) can start the same targets and fill the
@@ -10,7 +12,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '@fencer/server-kit';
-import { CASES, RATIOS, type BenchCase, type OpenCase } from './cases.js';
+import {
+  CASES,
+  RATIOS,
+  SHARDED_CASE,
+  shardedRatios,
+  shardedWriteCase,
+  type BenchCase,
+  type OpenCase,
+} from './cases.js';
 import { FAILOVER_CASE, runFailover, type FailoverReport } from './failover.js';
 import { measure, type Measurement } from './measure.js';
 import type { Progress } from './progress.js';
@@ -25,8 +35,10 @@ export interface BenchConfig {
   /** Closed-loop concurrencies, ascending. */
   readonly concurrency: readonly number[];
   readonly payloadBytes: number;
-  /** Ids of the cases to run (CASES order is kept), FAILOVER_CASE among them or not. */
+  /** Ids of the cases to run (CASES order is kept), SHARDED_CASE and FAILOVER_CASE among them or not. */
   readonly cases: readonly string[];
+  /** SHARDED_CASE's sink counts, ascending: a case each. */
+  readonly sinks: readonly number[];
   /** Kills of the leader in the failover row. */
   readonly failovers: number;
   /** The failover replicas' --leader-ttl-ms. */
@@ -45,6 +57,8 @@ export interface BenchReport {
   readonly processes: Readonly<Record<string, number>>;
   readonly etcd: { readonly version: string } | { readonly skipped: string };
   readonly cases: readonly { readonly id: string; readonly title: string; readonly kind: BenchCase['kind'] }[];
+  /** Every concurrency a case was measured at: --concurrency's, and a case's own (SHARDED_CONCURRENCY). */
+  readonly concurrencies: readonly number[];
   readonly measurements: readonly RecordedMeasurement[];
   readonly summary: readonly CaseSummary[];
   readonly ratios: readonly RatioSummary[];
@@ -64,14 +78,22 @@ export async function runBench(config: BenchConfig, progress: Progress, signal: 
     stopTargets = started.stop;
     const { targets } = started;
     if (targets.etcdNote) progress.note(targets.etcdNote);
-    const cases = CASES.filter((c) => config.cases.includes(c.id) && (c.kind !== 'etcd' || targets.etcd));
-    const slots = Math.max(...config.concurrency);
+    const cases = [
+      ...CASES.filter((c) => config.cases.includes(c.id) && (c.kind !== 'etcd' || targets.etcd)),
+      ...(config.cases.includes(SHARDED_CASE) ? config.sinks.map(shardedWriteCase) : []),
+    ];
+    const concurrenciesOf = (benchCase: BenchCase) =>
+      benchCase.concurrency === undefined ? config.concurrency : [benchCase.concurrency];
+    const concurrencies = [...new Set(cases.flatMap(concurrenciesOf).concat(config.concurrency))].sort((a, b) => a - b);
     const payload = Buffer.alloc(config.payloadBytes, 'x');
-    for (const benchCase of cases) opened.push({ benchCase, open: await benchCase.open({ targets, slots, payload }) });
+    for (const benchCase of cases) {
+      const slots = Math.max(...concurrenciesOf(benchCase));
+      opened.push({ benchCase, open: await benchCase.open({ targets, slots, payload, signal }) });
+    }
 
     const failover = config.cases.includes(FAILOVER_CASE) && targets.etcd !== null;
-    const steps =
-      cases.length * (1 + config.repetitions * config.concurrency.length) + (failover ? config.failovers : 0);
+    const measuredSteps = cases.reduce((sum, c) => sum + concurrenciesOf(c).length, 0);
+    const steps = cases.length + config.repetitions * measuredSteps + (failover ? config.failovers : 0);
     progress.start(steps);
     const step = async (benchCase: BenchCase, open: OpenCase, concurrency: number, seconds: number, label: string) => {
       progress.begin(label);
@@ -89,12 +111,14 @@ export async function runBench(config: BenchConfig, progress: Progress, signal: 
       return measured;
     };
     for (const { benchCase, open } of opened) {
+      const slots = open.operations.length;
       await step(benchCase, open, slots, warmUpSeconds(config.seconds), `warm-up, conc ${slots}, ${benchCase.title}`);
     }
     const measurements: RecordedMeasurement[] = [];
     for (let repetition = 1; repetition <= config.repetitions; repetition++) {
-      for (const concurrency of config.concurrency) {
-        for (const { benchCase, open } of rotate(opened, repetition - 1)) {
+      for (const concurrency of concurrencies) {
+        const there = opened.filter(({ benchCase }) => concurrenciesOf(benchCase).includes(concurrency));
+        for (const { benchCase, open } of rotate(there, repetition - 1)) {
           const label = `repetition ${repetition}/${config.repetitions}, conc ${concurrency}, ${benchCase.title}`;
           const measured = await step(benchCase, open, concurrency, config.seconds, label);
           measurements.push({ case: benchCase.id, repetition, ...measured });
@@ -113,12 +137,18 @@ export async function runBench(config: BenchConfig, progress: Progress, signal: 
         echo: targets.echo.child.pid!,
         ...(targets.etcd ? { etcd: targets.etcd.members[0]!.pid } : {}),
         ...(targets.etcdCoordinator ? { 'coordinator-etcd': targets.etcdCoordinator.child.pid! } : {}),
+        ...Object.fromEntries(
+          opened.flatMap(({ benchCase, open }) =>
+            (open.started ?? []).map(({ name, pid }) => [`${benchCase.id} ${name}`, pid]),
+          ),
+        ),
       },
       etcd: targets.etcd ? { version: targets.etcd.version } : { skipped: targets.etcdNote! },
       cases: cases.map(({ id, title, kind }) => ({ id, title, kind })),
+      concurrencies,
       measurements,
-      summary: summarize(measurements, cases, config.concurrency),
-      ratios: ratios(measurements, RATIOS, config.concurrency, config.repetitions),
+      summary: summarize(measurements, cases, concurrencies),
+      ratios: ratios(measurements, [...RATIOS, ...shardedRatios(config.sinks)], concurrencies, config.repetitions),
       failover: failoverReport,
     };
   } finally {

@@ -5,10 +5,12 @@
 // for the in-process raw limits (LevelDB, fdatasync); with etcd, a second
 // coordinator on the same sink keeping its state in that etcd (--store etcd,
 // H1). Not startCluster: its fault proxy between the coordinator and the
-// sink would be measured too.
+// sink would be measured too. A case may start processes of its own the
+// same way: sink Write across sinks starts its sinks and the coordinator
+// fronting them (startShards).
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import {
   coordinatorArgs,
   replicasServing,
@@ -64,6 +66,39 @@ export interface StartedTargets {
   stop(): Promise<void>;
 }
 
+/** Children started one after another, and how to stop them all, the last started first. */
+function processGroup(signal: AbortSignal) {
+  const started: (() => Promise<unknown>)[] = [];
+  return {
+    /** Starts a child, to be stopped with the group. */
+    async child(start: () => Promise<ReadyChild>): Promise<ReadyChild> {
+      const ready = await start();
+      started.push(() => stopChild(ready, STOP_GRACE_MS));
+      signal.throwIfAborted();
+      return ready;
+    },
+    /** Something else started, stopped with the group. */
+    add(stopOne: () => Promise<unknown>): void {
+      started.push(stopOne);
+      signal.throwIfAborted();
+    },
+    /** Stops each once; a dependent (a coordinator) before what it depends on (its sinks). */
+    async stop(): Promise<void> {
+      for (const stopOne of started.splice(0).reverse()) await stopOne();
+    },
+  };
+}
+
+/** A `fencer sink` on a free loopback port, storing under `data`, taking the run's credentials. */
+function spawnSink(what: string, data: string, credentials: ClusterCredentials, log: string, signal: AbortSignal) {
+  return spawnLogged(
+    what,
+    ['sink', '--listen', '127.0.0.1:0', '--data', data, '--credentials', credentials.credentialsFile],
+    log,
+    signal,
+  );
+}
+
 /**
  * Starts every target under `data` (which must exist and be the run's own).
  * Whatever fails to start stops what had started before the error is thrown.
@@ -73,27 +108,10 @@ export async function startTargets(data: string, signal: AbortSignal): Promise<S
   const scratch = join(data, 'scratch');
   mkdirSync(logs, { recursive: true });
   mkdirSync(scratch, { recursive: true });
-  const started: (() => Promise<unknown>)[] = [];
-  const stop = async () => {
-    // Coordinator before sink (it depends on the sink), each target once.
-    for (const stopOne of started.splice(0).reverse()) await stopOne();
-  };
-  const child = async (start: () => Promise<ReadyChild>) => {
-    const ready = await start();
-    started.push(() => stopChild(ready, STOP_GRACE_MS));
-    signal.throwIfAborted();
-    return ready;
-  };
+  const { child, add, stop } = processGroup(signal);
   try {
     const credentials = ensureCredentials(data, [BENCH_WORKER]);
-    const sink = await child(() =>
-      spawnLogged(
-        'sink',
-        ['sink', '--listen', '127.0.0.1:0', '--data', join(data, 'sink'), '--credentials', credentials.credentialsFile],
-        join(logs, 'sink.log'),
-        signal,
-      ),
-    );
+    const sink = await child(() => spawnSink('sink', join(data, 'sink'), credentials, join(logs, 'sink.log'), signal));
     const coordinator = await child(() =>
       spawnLogged(
         'coordinator',
@@ -109,8 +127,7 @@ export async function startTargets(data: string, signal: AbortSignal): Promise<S
     if (findEtcd()) {
       etcd = await startEtcdCluster({ members: 1, dataDir: join(data, 'etcd'), logDir: logs });
       const running = etcd;
-      started.push(() => running.stop(STOP_GRACE_MS));
-      signal.throwIfAborted();
+      add(() => running.stop(STOP_GRACE_MS));
     }
     const etcdCoordinator = etcd
       ? await child(() =>
@@ -149,10 +166,62 @@ export async function startTargets(data: string, signal: AbortSignal): Promise<S
   }
 }
 
+/** A sink of a case's own, by the name the coordinator fronting it knows it by (P1). */
+export interface NamedSink {
+  readonly name: string;
+  readonly server: ReadyChild;
+}
+
+/** Sinks of a case's own, the coordinator fronting them, and how to stop them. */
+export interface Shards {
+  readonly sinks: readonly NamedSink[];
+  readonly coordinator: ReadyChild;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `count` sinks named sink1, sink2, … and one coordinator fronting
+ * them all (--sink NAME=HOST:PORT each, P1), under `dir` (new, the case's
+ * own), with the run's credentials and their logs beside the run's.
+ * Whatever fails to start stops what had started before the error is thrown.
+ */
+export async function startShards(targets: Targets, dir: string, count: number, signal: AbortSignal): Promise<Shards> {
+  const { child, stop } = processGroup(signal);
+  const log = (name: string) => join(targets.logs, `${basename(dir)}-${name}.log`);
+  try {
+    const sinks: NamedSink[] = [];
+    // One after the other: a group stopped mid-start must know every child it has.
+    for (let index = 1; index <= count; index++) {
+      const name = `sink${index}`;
+      const server = await child(() =>
+        spawnSink(`${name} of ${count}`, join(dir, name), targets.credentials, log(name), signal),
+      );
+      sinks.push({ name, server });
+    }
+    const coordinator = await child(() =>
+      spawnLogged(
+        `coordinator of ${count} sinks`,
+        benchCoordinatorArgs({
+          data: join(dir, 'coordinator'),
+          sink: sinks.map(({ name, server }) => `${name}=${server.ready.address}`),
+          credentials: targets.credentials,
+        }),
+        log('coordinator'),
+        signal,
+      ),
+    );
+    return { sinks, coordinator, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
 /** Where a bench coordinator serves from, and on what. */
 export interface BenchCoordinator {
   readonly data: string;
-  readonly sink: string;
+  /** --sink HOST:PORT, or each of several as NAME=HOST:PORT (P1). */
+  readonly sink: string | readonly string[];
   readonly credentials: ClusterCredentials;
   /** HOST:PORT; default a free loopback port. */
   readonly listen?: string;
@@ -168,9 +237,11 @@ export function benchCoordinatorArgs({
   listen = '127.0.0.1:0',
   store = [],
 }: BenchCoordinator): string[] {
+  const [first, ...more] = typeof sink === 'string' ? [sink] : sink;
   return [
     'coordinator',
-    ...coordinatorArgs({ listen, data, sink, credentials }),
+    ...coordinatorArgs({ listen, data, sink: first!, credentials }),
+    ...more.flatMap((spec) => ['--sink', spec]),
     ...store,
     // Every slot of every case acquires as the one bench owner: V4's
     // per-owner Acquire rate (100/s, burst 100) would refuse the leases

@@ -1,14 +1,18 @@
 // `fencer bench` as the test command runs it: a short run against real
-// sink, coordinator, echo and etcd processes (CI installs etcd-server),
-// whose JSON holds every case and every ratio, and after which nothing it
-// started is running and its directory is gone; bad flags are one line.
+// sink, coordinator, echo and etcd processes (CI installs etcd-server), and
+// the sinks and coordinators of sink Write across sinks, whose JSON holds
+// every case and every ratio, and after which nothing it started is running
+// and its directory is gone; bad flags are one line.
 // Nothing here looks at how fast anything was.
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fencerBin, isProcessAlive, processesMentioning } from '@fencer/supervisor';
 import { eventually, runFencer, tempDir } from '@fencer/testkit';
-import { CASES, RATIOS } from '../src/index.js';
+import { CASES, RATIOS, shardedRatios } from '../src/index.js';
+
+/** Sink Write across sinks, by its default --sinks 1,2: a case per sink count, at conc 64 whatever --concurrency says. */
+const SHARDED_IDS = ['sink-write-sharded-1', 'sink-write-sharded-2'];
 
 /** The failover row's settings in these runs: two kills at the shortest TTL, so the runs stay short. */
 const FAILOVER_FLAGS = ['--failovers', '2', '--leader-ttl-ms', '1000'];
@@ -25,7 +29,7 @@ interface Report {
   ratios: {
     numerator: string;
     denominator: string;
-    byConcurrency: { median: number | null; perRepetition: number[] }[];
+    byConcurrency: { concurrency: number; median: number | null; perRepetition: number[] }[];
   }[];
   failover: {
     replicas: number;
@@ -40,8 +44,8 @@ interface Report {
 
 describe('fencer bench', () => {
   it(
-    'measures every case, etcd and failover included, computes every ratio, and leaves no process or file behind',
-    { timeout: 120_000 },
+    'measures every case, etcd, sinks and failover included, computes every ratio, and leaves no process or file behind',
+    { timeout: 150_000 },
     async () => {
       const result = await runFencer(
         [
@@ -57,15 +61,18 @@ describe('fencer bench', () => {
           '--data',
           dir.path,
         ],
-        { timeoutMs: 110_000 },
+        { timeoutMs: 140_000 },
       );
       expect(result.code, result.stderr).toBe(0);
       const report = JSON.parse(result.stdout) as Report;
 
       expect(report.etcd.version).toMatch(/^\d+\.\d+/);
-      expect(report.summary.map((s) => s.case)).toEqual(CASES.map((c) => c.id));
+      expect(report.summary.map((s) => [s.case, s.concurrency])).toEqual([
+        ...CASES.map((c) => [c.id, 1]),
+        ...SHARDED_IDS.map((id) => [id, 64]),
+      ]);
       for (const summary of report.summary) expect(summary.operations, summary.case).toBeGreaterThan(0);
-      expect(report.measurements).toHaveLength(CASES.length);
+      expect(report.measurements).toHaveLength(CASES.length + SHARDED_IDS.length);
       // Each case's CPU is read from the processes that serve it.
       const cpuOf = (id: string) => Object.keys(report.summary.find((s) => s.case === id)!.cpuUsPerOp).sort();
       expect(cpuOf('sink-write')).toEqual(['bench', 'sink']);
@@ -78,14 +85,27 @@ describe('fencer bench', () => {
       expect(cpuOf('echo-unary')).toEqual(['bench', 'echo']);
       expect(cpuOf('etcd-txn')).toEqual(['bench', 'etcd']);
       expect(cpuOf('leveldb-group-commit')).toEqual(['bench']);
+      // Across sinks: each sink's own CPU (per write it took), and the coordinator's.
+      expect(cpuOf('sink-write-sharded-1')).toEqual(['bench', 'coordinator', 'sink1']);
+      expect(cpuOf('sink-write-sharded-2')).toEqual(['bench', 'coordinator', 'sink1', 'sink2']);
 
+      const sharded = shardedRatios([1, 2]);
+      expect(sharded.map((r) => [r.numerator, r.denominator])).toEqual([
+        ['sink-write-sharded-2', 'sink-write-sharded-1'],
+      ]);
       expect(report.ratios.map((r) => [r.numerator, r.denominator])).toEqual(
-        RATIOS.map((r) => [r.numerator, r.denominator]),
+        [...RATIOS, ...sharded].map((r) => [r.numerator, r.denominator]),
       );
+      // Each ratio has a figure at the concurrency its cases ran at, and none at the other.
       for (const ratio of report.ratios) {
-        expect(ratio.byConcurrency).toHaveLength(1);
-        expect(ratio.byConcurrency[0]!.perRepetition).toHaveLength(1);
-        expect(ratio.byConcurrency[0]!.median).toBeGreaterThan(0);
+        const ranAt = ratio.numerator.startsWith('sink-write-sharded-') ? 64 : 1;
+        expect(ratio.byConcurrency.map((at) => at.concurrency)).toEqual([1, 64]);
+        for (const at of ratio.byConcurrency) {
+          expect(at.perRepetition, `${ratio.numerator} at ${at.concurrency}`).toHaveLength(
+            at.concurrency === ranAt ? 1 : 0,
+          );
+          if (at.concurrency === ranAt) expect(at.median).toBeGreaterThan(0);
+        }
       }
 
       // The failover row: each kill timed once a new leader granted (never before the kill, never past the bound).
@@ -100,10 +120,21 @@ describe('fencer bench', () => {
 
       // Not a terminal: a line per measurement (a warm-up per case, then the run), and one per failover.
       const lines = result.stderr.split('\n').filter((line) => /^fencer bench: \[\d+\/\d+\] /.test(line));
-      expect(lines).toHaveLength(2 * CASES.length + 2);
+      expect(lines).toHaveLength(2 * (CASES.length + SHARDED_IDS.length) + 2);
       expect(lines.at(-1)).toMatch(/failover 2\/2, session TTL 1000 ms: kill to grant \d+ ms$/);
 
-      expect(Object.keys(report.processes).sort()).toEqual(['coordinator', 'coordinator-etcd', 'echo', 'etcd', 'sink']);
+      expect(Object.keys(report.processes).sort()).toEqual([
+        'coordinator',
+        'coordinator-etcd',
+        'echo',
+        'etcd',
+        'sink',
+        'sink-write-sharded-1 coordinator',
+        'sink-write-sharded-1 sink1',
+        'sink-write-sharded-2 coordinator',
+        'sink-write-sharded-2 sink1',
+        'sink-write-sharded-2 sink2',
+      ]);
       for (const [name, pid] of Object.entries(report.processes)) expect(isProcessAlive(pid), name).toBe(false);
       for (const pid of failover.pids) expect(isProcessAlive(pid), 'a failover replica').toBe(false);
       expect(processesMentioning(report.data)).toEqual([]);
@@ -171,6 +202,41 @@ describe('fencer bench', () => {
   );
 
   it(
+    "--sinks 1,2 prints sink Write across 1 and 2 sinks at conc 64, with each sink's CPU per write, and the scaling",
+    { timeout: 60_000 },
+    async () => {
+      const result = await runFencer(
+        [
+          'bench',
+          '--seconds',
+          '0.3',
+          '--repetitions',
+          '1',
+          '--cases',
+          'sink-write-sharded',
+          '--sinks',
+          '1,2',
+          '--data',
+          dir.path,
+        ],
+        { timeoutMs: 50_000 },
+      );
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(
+        /^\| sink Write across 1 sink +\| +64 \| +\d+ \| [^|]+\| [^|]+\| coordinator \d+, sink1 \d+, bench \d+ +\|$/m,
+      );
+      expect(result.stdout).toMatch(
+        /^\| sink Write across 2 sinks +\| +64 \| +\d+ \| [^|]+\| [^|]+\| coordinator \d+, sink1 \d+, sink2 \d+, bench \d+ +\|$/m,
+      );
+      // The scaling factor, at conc 64 only: no other concurrency ran it.
+      expect(result.stdout).toMatch(/^\| Write across 2 sinks \/ 1 sink +\| +– \| +– \| +\d+\.\d\d× \|$/m);
+      // Only the case asked for.
+      expect(result.stdout).not.toMatch(/^\| sink Write \(unary\)/m);
+      expect(readdirSync(dir.path)).toEqual([]);
+    },
+  );
+
+  it(
     '--memory stores the results through a real sink and samples its RSS after each tenth',
     { timeout: 60_000 },
     async () => {
@@ -197,6 +263,8 @@ describe('fencer bench', () => {
     [['--concurrency', '1,0']],
     [['--concurrency', '1,x']],
     [['--cases', 'sink-write,nope']],
+    [['--sinks', '1,0']],
+    [['--sinks', '17']],
     [['--failovers', '0']],
     [['--leader-ttl-ms', '999']],
     [['--payload-bytes', '2000000']],

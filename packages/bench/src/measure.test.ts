@@ -1,0 +1,26 @@
+// The CPU arithmetic of a measurement: a server that takes only some of a
+// case's operations (one sink of several) is charged per operation it took.
+import { describe, expect, it } from 'vitest';
+import { cpuPerOperation } from './measure.js';
+
+describe('cpuPerOperation', () => {
+  const before = {
+    cpuUs: { bench: 1_000, coordinator: 500, sink1: 2_000, sink2: 3_000 },
+    served: { sink1: 10, sink2: 40 },
+  };
+  const after = {
+    cpuUs: { bench: 2_000, coordinator: 600, sink1: 6_000, sink2: 9_000 },
+    served: { sink1: 60, sink2: 90 },
+  };
+
+  it('charges a counting server per operation it took, every other process per operation of the case', () => {
+    // 100 writes in all, 50 to each sink.
+    expect(cpuPerOperation(before, after, 100)).toEqual({ bench: 10, coordinator: 1, sink1: 80, sink2: 120 });
+  });
+
+  it('is 0 for a process that took no operation', () => {
+    const idle = { cpuUs: after.cpuUs, served: { sink1: 60, sink2: 40 } };
+    expect(cpuPerOperation(before, idle, 50)).toMatchObject({ sink1: 80, sink2: 0 });
+    expect(cpuPerOperation(before, after, 0)).toMatchObject({ bench: 0, coordinator: 0 });
+  });
+});
