@@ -80,6 +80,12 @@ export const VARIANTS = Object.freeze({
       'H2/H5: a replica on etcd serves past its leader lease and through its deposition, until a guarded write fails (H3)',
     command: () => coordinatorCommand({ serveWithoutLeaderLease: true }),
   },
+  'unguarded-writes-coordinator': {
+    service: 'coordinator',
+    breaks:
+      'H3: a replica on etcd writes without comparing its election key, so a grant it began while it led lands after its deposition',
+    command: () => coordinatorCommand({ unguardedStoreWrites: true }),
+  },
   'worker-clock-coordinator': {
     service: 'coordinator',
     breaks:

@@ -56,6 +56,12 @@ export interface CoordinatorSeams {
    * whatever needs no write, even long deposed. Default false.
    */
   readonly serveWithoutLeaderLease?: boolean;
+  /**
+   * H3 broken, for a replica on etcd: its store writes compare nothing, so
+   * a write it began while it led lands even after its deposition. Its gate
+   * (H2) still keeps it from answering as leader. Default false.
+   */
+  readonly unguardedStoreWrites?: boolean;
 }
 
 /** What an in-process coordinator may be given instead of the production defaults. */
@@ -448,7 +454,13 @@ async function startReplica(
     if (stopping || election.leadership?.guard() !== guard) return;
     let term: Term;
     try {
-      const store = await EtcdStore.open({ client, prefix: etcd.prefix, guard, log, callTimeoutMs });
+      const store = await EtcdStore.open({
+        client,
+        prefix: etcd.prefix,
+        ...(deps.unguardedStoreWrites === true ? {} : { guard }),
+        log,
+        callTimeoutMs,
+      });
       try {
         const core = await openCore(config, deps, store, corePort, log);
         const opened: Term = {
