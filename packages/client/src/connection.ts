@@ -33,7 +33,6 @@ import type { CallMethod, CallObserver, WriteReceipt } from './calls.js';
 import { toFencerError } from './errors.js';
 import { LeaderRouter } from './replicas.js';
 import { SinkWriteStream, type WriteFields } from './write-stream.js';
-import type { SinkRef } from './sinks.js';
 
 /** TLS for a connection: the CA that signed the server's certificate, and a client certificate when the server asks for one. */
 export type TlsOptions = ClientTls;
@@ -176,6 +175,13 @@ abstract class Connection<Client extends grpc.Client> {
 }
 
 /** A granted or renewed lease, tokens as bigint. */
+/** A sink as a grant names it (Lease.sink, P3). */
+export interface SinkRef {
+  readonly name: string;
+  /** HOST:PORT as the coordinator reaches it. */
+  readonly address: string;
+}
+
 export interface LeaseGrant {
   readonly resource: string;
   readonly ownerId: string;

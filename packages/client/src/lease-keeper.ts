@@ -12,10 +12,9 @@
 // check (F1) stops a stale write, and FencedWriter leaves it to the sink.
 import { randomUUID } from 'node:crypto';
 import { systemClock, type Clock } from '@fencer/common';
-import type { CoordinatorConnection, LeaseGrant } from './connection.js';
+import type { CoordinatorConnection, LeaseGrant, SinkRef } from './connection.js';
 import { FencerError, LeaseHeldError, LeaseLostError, toFencerError } from './errors.js';
 import { backoffMs, DEFAULT_RETRY_POLICY, sleep, withRetries, type RetryPolicy } from './retry.js';
-import type { SinkRef } from './sinks.js';
 
 /** What a fenced write needs of a lease: where, which token, and whether it is known lost. */
 export interface FencingLease {

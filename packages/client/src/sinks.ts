@@ -8,15 +8,8 @@
 // and a grant is made only once its fence is in place (L3), so under a
 // lease exactly one sink answers above 0. The answer is remembered.
 import * as grpc from '@grpc/grpc-js';
-import type { SinkConnection } from './connection.js';
+import type { SinkConnection, SinkRef } from './connection.js';
 import { UnavailableError } from './errors.js';
-
-/** A sink as a grant names it (Lease.sink, P3). */
-export interface SinkRef {
-  readonly name: string;
-  /** HOST:PORT as the coordinator reaches it. */
-  readonly address: string;
-}
 
 /** The sinks a client writes to, one connection each, and which of them owns each resource. */
 export class ShardedSinks {
