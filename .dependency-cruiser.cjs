@@ -1,5 +1,5 @@
 // The floors of the house (README, "Layout"): imports go down only.
-//   proto → common → server-kit | client → services → worker → supervisor → bench → demo → chaos → cli
+//   proto → common → server-kit | client → services → worker → supervisor → bench → demo → conformance → chaos → cli
 //   (testkit: test code only; interop: tests only; chaos/variants, the
 //   deliberately broken services: imported by tests only)
 // A floor may import any floor below it, never one above, and the two
@@ -18,6 +18,7 @@ const floors = [
   ['supervisor', '^packages/supervisor/'],
   ['bench', '^packages/bench/'],
   ['demo', '^packages/demo/'],
+  ['conformance', '^packages/conformance/'],
   ['chaos', '^chaos/'],
   ['cli', '^cli/'],
 ];

@@ -6,6 +6,7 @@ import { chaosCommand, toxiproxyCommand } from '@fencer/chaos';
 import { coordinatorCommand } from '@fencer/coordinator';
 import { sinkCommand } from '@fencer/sink';
 import { credentialsCommand, healthCommand } from '@fencer/supervisor';
+import { conformanceCommand } from '@fencer/conformance';
 import { demoCommand } from '@fencer/demo';
 import { workerCommand } from '@fencer/worker';
 import { inspectCommand, releaseCommand } from './admin.js';
@@ -38,6 +39,7 @@ const program = new Command('fencer')
   .addCommand(healthCommand())
   .addCommand(inspectCommand())
   .addCommand(releaseCommand())
-  .addCommand(credentialsCommand());
+  .addCommand(credentialsCommand())
+  .addCommand(conformanceCommand());
 
 await program.parseAsync(process.argv);

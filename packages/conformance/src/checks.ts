@@ -1,0 +1,396 @@
+// The rules a client can observe, each checked over the wire alone and
+// named by its id in docs/PROTOCOL.md. A check holds, fails with one line of
+// evidence, or is skipped when the deployment does not offer what it needs
+// (a second sink for P4). It fails only on evidence that the implementation
+// breaks the rule; a call that does not answer at all is evidence of
+// nothing and is reported as an error of the run, not of the rule.
+import { randomUUID } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
+import { ERROR_DOMAIN } from '@fencer/proto';
+import type { Answer, Caller, Refusal, Wire } from './wire.js';
+
+/** What one check found. */
+export interface CheckResult {
+  readonly rule: string;
+  readonly title: string;
+  readonly status: 'held' | 'failed' | 'skipped';
+  /** Evidence of a failure, or why it was skipped; '' when it held. */
+  readonly detail: string;
+}
+
+/** A rule broken, with its evidence. */
+class Broken extends Error {}
+/** A check that cannot run against this deployment. */
+class Skip extends Error {}
+
+/** What every check gets: the clients, and names under this run's own prefix. */
+export interface CheckContext {
+  readonly wire: Wire;
+  /** A resource, request or result id of this run, unique within it. */
+  fresh(kind: string): string;
+}
+
+interface Check {
+  readonly rule: string;
+  readonly title: string;
+  run(context: CheckContext): Promise<void>;
+}
+
+interface WireLease {
+  resource: string;
+  owner_id: string;
+  incarnation: string;
+  token: string;
+  ttl_ms: string;
+  remaining_ms: string;
+}
+
+const TTL_MS = '30000';
+
+const describeRefusal = (r: Refusal) =>
+  `${grpc.status[r.code] ?? r.code} ${r.errorInfo?.reason ?? r.trailer ?? '(no reason)'}${r.message ? `: ${r.message}` : ''}`;
+
+// No answer is evidence of nothing: the run stops, naming the call.
+const SILENT: readonly grpc.status[] = [grpc.status.UNAVAILABLE, grpc.status.DEADLINE_EXCEEDED];
+const unanswered = (what: string, refusal: Refusal) =>
+  new Error(`${what} got no answer (${describeRefusal(refusal)}): is the deployment up?`);
+
+/** The answer's value; Broken if it was refused. */
+function answered<T>(answer: Answer<T>, what: string): T {
+  if (answer.ok) return answer.value;
+  if (SILENT.includes(answer.refusal.code)) throw unanswered(what, answer.refusal);
+  throw new Broken(`${what} was refused: ${describeRefusal(answer.refusal)}`);
+}
+
+/** The refusal; Broken unless it has `code` and `reason`. */
+function refused(answer: Answer<unknown>, code: grpc.status, reason: string, what: string): Refusal {
+  if (answer.ok)
+    throw new Broken(`${what} was answered ${JSON.stringify(answer.value)}, not ${grpc.status[code]} ${reason}`);
+  const { refusal } = answer;
+  if (SILENT.includes(refusal.code) && !SILENT.includes(code)) throw unanswered(what, refusal);
+  const got = refusal.errorInfo?.reason ?? refusal.trailer;
+  if (refusal.code !== code || got !== reason) {
+    throw new Broken(`${what} was refused ${describeRefusal(refusal)}, not ${grpc.status[code]} ${reason}`);
+  }
+  return refusal;
+}
+
+function workers(context: CheckContext): readonly [Caller, Caller] {
+  return context.wire.deployment.callers.workers;
+}
+
+async function acquire(context: CheckContext, caller: Caller, resource: string, requestId = context.fresh('request')) {
+  return context.wire.coordinator<object, { lease: WireLease | null; replayed: boolean }>(
+    'Acquire',
+    { request_id: requestId, resource, owner_id: caller.identity, incarnation: '1', ttl_ms: TTL_MS },
+    caller,
+  );
+}
+
+async function grant(context: CheckContext, caller: Caller, resource: string) {
+  const answer = answered(await acquire(context, caller, resource), `Acquire of ${resource}`);
+  if (!answer.lease) throw new Broken(`Acquire of ${resource} was answered without a lease`);
+  return answer.lease;
+}
+
+async function release(context: CheckContext, caller: Caller, lease: WireLease) {
+  return context.wire.coordinator<object, { released: boolean }>(
+    'Release',
+    { resource: lease.resource, owner_id: caller.identity, incarnation: lease.incarnation, token: lease.token },
+    caller,
+  );
+}
+
+/**
+ * The sink that holds a fence for `resource` (P4: only its owner does), and
+ * that fence. With no fence at any sink given, the check cannot go on: L3
+ * fails on that, and this skips.
+ */
+async function owningSink(context: CheckContext, resource: string): Promise<{ index: number; fence: bigint }> {
+  const found = await fenceAtSinks(context, resource);
+  if (found.fence === 0n) throw new Skip(`no sink given holds a fence for ${resource}: see L3, or give every sink`);
+  return found;
+}
+
+async function fenceAtSinks(context: CheckContext, resource: string): Promise<{ index: number; fence: bigint }> {
+  const worker = workers(context)[0];
+  let found = { index: 0, fence: 0n };
+  for (let index = 0; index < context.wire.deployment.sinks.length; index++) {
+    const answer = answered(
+      await context.wire.sink<object, { fence: string }>('GetFence', { resource }, worker, index),
+      `GetFence of ${resource}`,
+    );
+    const fence = BigInt(answer.fence);
+    if (fence > found.fence) found = { index, fence };
+  }
+  return found;
+}
+
+async function write(
+  context: CheckContext,
+  caller: Caller,
+  resource: string,
+  token: string,
+  resultId: string,
+  payload: string,
+  sink = 0,
+) {
+  return context.wire.sink<object, { outcome: string; fence: string }>(
+    'Write',
+    { resource, token, result_id: resultId, payload: Buffer.from(payload) },
+    caller,
+    sink,
+  );
+}
+
+/** Every check, in the order of docs/PROTOCOL.md. */
+export const CHECKS: readonly Check[] = [
+  {
+    rule: 'L3',
+    title: "an Acquire is answered only once the sink's fence is the granted token",
+    async run(context) {
+      const resource = context.fresh('job');
+      const lease = await grant(context, workers(context)[0], resource);
+      const { fence } = await fenceAtSinks(context, resource);
+      if (fence !== BigInt(lease.token)) {
+        throw new Broken(
+          `granted token ${lease.token}, but the fence at the sinks given is ${fence} (were all the sinks given?)`,
+        );
+      }
+    },
+  },
+  {
+    rule: 'L2',
+    title: 'a valid lease is refused to another owner: ABORTED LEASE_HELD, naming the holder and the time left',
+    async run(context) {
+      const [a, b] = workers(context);
+      const resource = context.fresh('job');
+      await grant(context, a, resource);
+      const refusal = refused(
+        await acquire(context, b, resource),
+        grpc.status.ABORTED,
+        'LEASE_HELD',
+        `${b.identity}'s Acquire of a held lease`,
+      );
+      const metadata = refusal.errorInfo?.metadata ?? {};
+      if (metadata.holder_owner_id !== a.identity || !/^\d+$/.test(metadata.remaining_ms ?? '')) {
+        throw new Broken(
+          `LEASE_HELD without holder_owner_id ${a.identity} and remaining_ms: ${JSON.stringify(metadata)}`,
+        );
+      }
+    },
+  },
+  {
+    rule: 'L4',
+    title: 'a Renew by someone other than the holder is FAILED_PRECONDITION NOT_LEASE_HOLDER',
+    async run(context) {
+      const [a, b] = workers(context);
+      const lease = await grant(context, a, context.fresh('job'));
+      const answer = await context.wire.coordinator<object, unknown>(
+        'Renew',
+        { resource: lease.resource, owner_id: b.identity, incarnation: '1', token: lease.token, ttl_ms: '0' },
+        b,
+      );
+      refused(
+        answer,
+        grpc.status.FAILED_PRECONDITION,
+        'NOT_LEASE_HOLDER',
+        `${b.identity}'s Renew of ${a.identity}'s lease`,
+      );
+    },
+  },
+  {
+    rule: 'L5',
+    title: 'a Release by the holder frees the lease at once, and tokens only grow (L6)',
+    async run(context) {
+      const [a, b] = workers(context);
+      const resource = context.fresh('job');
+      const first = await grant(context, a, resource);
+      const released = answered(await release(context, a, first), "the holder's Release");
+      if (!released.released) throw new Broken("the holder's Release was answered released: false");
+      const second = await grant(context, b, resource);
+      if (BigInt(second.token) <= BigInt(first.token)) {
+        throw new Broken(`token ${second.token} granted after token ${first.token} (L6)`);
+      }
+    },
+  },
+  {
+    rule: 'R1',
+    title: 'an Acquire retried with its request id gets the same token, marked replayed',
+    async run(context) {
+      const [a] = workers(context);
+      const resource = context.fresh('job');
+      const requestId = context.fresh('request');
+      const first = answered(await acquire(context, a, resource, requestId), 'the first Acquire');
+      const again = answered(await acquire(context, a, resource, requestId), 'its retry');
+      if (again.lease?.token !== first.lease?.token || again.replayed !== true) {
+        throw new Broken(
+          `the retry got token ${again.lease?.token} (replayed ${again.replayed}), the first ${first.lease?.token}`,
+        );
+      }
+    },
+  },
+  {
+    rule: 'R2',
+    title: 'a request id reused for another acquisition is INVALID_ARGUMENT REQUEST_ID_REUSED',
+    async run(context) {
+      const [a] = workers(context);
+      const requestId = context.fresh('request');
+      answered(await acquire(context, a, context.fresh('job'), requestId), 'the first Acquire');
+      refused(
+        await acquire(context, a, context.fresh('job'), requestId),
+        grpc.status.INVALID_ARGUMENT,
+        'REQUEST_ID_REUSED',
+        'the same request id for another resource',
+      );
+    },
+  },
+  {
+    rule: 'F1',
+    title: 'a write below the fence is STALE_TOKEN, above it TOKEN_NOT_ISSUED, both FAILED_PRECONDITION with the fence',
+    async run(context) {
+      const [a, b] = workers(context);
+      const resource = context.fresh('job');
+      const old = await grant(context, a, resource);
+      answered(await release(context, a, old), 'the Release');
+      const current = await grant(context, b, resource);
+      const { index } = await owningSink(context, resource);
+      const stale = refused(
+        await write(context, a, resource, old.token, context.fresh('result'), 'late', index),
+        grpc.status.FAILED_PRECONDITION,
+        'STALE_TOKEN',
+        `a write under token ${old.token} once the fence is ${current.token}`,
+      );
+      if (stale.errorInfo?.metadata.fence !== current.token) {
+        throw new Broken(`STALE_TOKEN names fence ${stale.errorInfo?.metadata.fence}, not ${current.token}`);
+      }
+      const ahead = String(BigInt(current.token) + 1n);
+      refused(
+        await write(context, b, resource, ahead, context.fresh('result'), 'early', index),
+        grpc.status.FAILED_PRECONDITION,
+        'TOKEN_NOT_ISSUED',
+        `a write under token ${ahead}, above the fence`,
+      );
+    },
+  },
+  {
+    rule: 'F3',
+    title: 'a result id holds one payload: the same again is REPLAYED, another is ALREADY_EXISTS RESULT_CONFLICT',
+    async run(context) {
+      const [a] = workers(context);
+      const resource = context.fresh('job');
+      const lease = await grant(context, a, resource);
+      const { index } = await owningSink(context, resource);
+      const resultId = context.fresh('result');
+      const first = answered(await write(context, a, resource, lease.token, resultId, 'one', index), 'the first Write');
+      const again = answered(
+        await write(context, a, resource, lease.token, resultId, 'one', index),
+        'the same Write again',
+      );
+      if (first.outcome !== 'APPLIED' || again.outcome !== 'REPLAYED') {
+        throw new Broken(
+          `the first Write was ${first.outcome} and its repeat ${again.outcome}, not APPLIED then REPLAYED`,
+        );
+      }
+      refused(
+        await write(context, a, resource, lease.token, resultId, 'two', index),
+        grpc.status.ALREADY_EXISTS,
+        'RESULT_CONFLICT',
+        'another payload under the result id',
+      );
+      const read = answered(
+        await context.wire.sink<object, { payload: Buffer; token: string }>(
+          'Read',
+          { resource, result_id: resultId },
+          a,
+          index,
+        ),
+        'the Read',
+      );
+      if (read.payload.toString() !== 'one' || read.token !== lease.token) {
+        throw new Broken(
+          `Read gave ${JSON.stringify(read.payload.toString())} under token ${read.token}, not "one" under ${lease.token}`,
+        );
+      }
+    },
+  },
+  {
+    rule: 'errors',
+    title:
+      'a refusal carries google.rpc.ErrorInfo (domain fencing.v1) and the same reason in the fencing-reason trailer',
+    async run(context) {
+      const [a] = workers(context);
+      const answer = await context.wire.sink<object, unknown>(
+        'Read',
+        { resource: context.fresh('job'), result_id: 'none' },
+        a,
+      );
+      const refusal = refused(answer, grpc.status.NOT_FOUND, 'RESULT_NOT_FOUND', 'a Read of nothing');
+      if (refusal.errorInfo?.domain !== ERROR_DOMAIN || refusal.errorInfo.reason !== refusal.trailer) {
+        throw new Broken(
+          `ErrorInfo ${JSON.stringify(refusal.errorInfo)} and trailer ${JSON.stringify(refusal.trailer)} do not both say RESULT_NOT_FOUND in ${ERROR_DOMAIN}`,
+        );
+      }
+    },
+  },
+  {
+    rule: 'V1',
+    title: 'an empty resource is INVALID_ARGUMENT INVALID_FIELD naming the field',
+    async run(context) {
+      const [a] = workers(context);
+      const refusal = refused(
+        await acquire(context, a, ''),
+        grpc.status.INVALID_ARGUMENT,
+        'INVALID_FIELD',
+        'an Acquire with resource ""',
+      );
+      if (!refusal.fieldViolations.some((violation) => violation.field === 'resource')) {
+        throw new Broken(
+          `INVALID_FIELD without a violation of field "resource": ${JSON.stringify(refusal.fieldViolations)}`,
+        );
+      }
+    },
+  },
+  {
+    rule: 'P4',
+    title: 'a sink that does not own a resource refuses writes to it (TOKEN_NOT_ISSUED)',
+    async run(context) {
+      if (context.wire.deployment.sinks.length < 2) throw new Skip('needs two sinks or more (--sink a,b)');
+      const [a] = workers(context);
+      const resource = context.fresh('job');
+      const lease = await grant(context, a, resource);
+      const { index } = await owningSink(context, resource);
+      const other = (index + 1) % context.wire.deployment.sinks.length;
+      refused(
+        await write(context, a, resource, lease.token, context.fresh('result'), 'stray', other),
+        grpc.status.FAILED_PRECONDITION,
+        'TOKEN_NOT_ISSUED',
+        `a write to sink ${context.wire.deployment.sinks[other]}, which does not own ${resource}`,
+      );
+    },
+  },
+];
+
+/** The rule ids the kit checks. */
+export const RULES: readonly string[] = CHECKS.map((check) => check.rule);
+
+/** Runs the checks (those of `only`, if given) one after another, under a random prefix of this run. */
+export async function runChecks(wire: Wire, only?: readonly string[]): Promise<CheckResult[]> {
+  const prefix = `conformance-${randomUUID().slice(0, 8)}`;
+  let serial = 0;
+  const context: CheckContext = { wire, fresh: (kind) => `${prefix}-${kind}-${++serial}` };
+  const results: CheckResult[] = [];
+  for (const check of CHECKS.filter((c) => !only || only.includes(c.rule))) {
+    try {
+      await check.run(context);
+      results.push({ rule: check.rule, title: check.title, status: 'held', detail: '' });
+    } catch (error) {
+      if (error instanceof Broken)
+        results.push({ rule: check.rule, title: check.title, status: 'failed', detail: error.message });
+      else if (error instanceof Skip)
+        results.push({ rule: check.rule, title: check.title, status: 'skipped', detail: error.message });
+      else throw error;
+    }
+  }
+  return results;
+}

@@ -1,0 +1,117 @@
+// `fencer conformance` against this project's own services as real
+// processes: a secured cluster (sink + LevelDB coordinator, the servers'
+// credentials file) holds every rule it checks but P4, which it skips with
+// one sink; an --insecure coordinator over two sinks holds P4 too. The
+// outputs (table, --json, --junit) and its one-line flag errors.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runFencer, startFencer, startTestCluster, stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
+import type { Cluster } from '@fencer/supervisor';
+import { RULES } from '../src/index.js';
+
+let cluster: Cluster;
+let stopCluster: () => Promise<void>;
+const dir = tempDir('fencer-conformance-');
+const children: FencerProcess[] = [];
+
+beforeAll(async () => {
+  ({ cluster, stop: stopCluster } = await startTestCluster('fencer-conformance-cluster-'));
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(children.map((child) => stopFencer(child, 1_000)));
+  await stopCluster?.();
+  dir.remove();
+});
+
+type Row = { rule: string; status: string; detail: string };
+
+describe('fencer conformance', () => {
+  it('a secured sink and LevelDB coordinator hold every rule checked; P4 is skipped with one sink', async () => {
+    const junit = join(dir.path, 'secured.xml');
+    const run = await runFencer([
+      'conformance',
+      '--coordinator',
+      cluster.coordinator.ready.address,
+      '--sink',
+      cluster.sink.ready.address,
+      '--credentials',
+      cluster.credentials!.credentialsFile,
+      '--json',
+      '--junit',
+      junit,
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    const rows = JSON.parse(run.stdout) as Row[];
+    expect(rows.map((row) => row.rule)).toEqual(RULES);
+    for (const row of rows) {
+      expect(row, row.rule).toMatchObject({ status: row.rule === 'P4' ? 'skipped' : 'held' });
+    }
+    const xml = readFileSync(junit, 'utf8');
+    expect(xml).toContain(`<testsuite name="fencer conformance" tests="${RULES.length}" failures="0" skipped="1">`);
+    expect(xml).toMatch(/<testcase classname="fencing.v1" name="P4: [^"]*"><skipped message="needs two sinks/);
+  });
+
+  it('over two sinks sharded by resource, P4 holds as well (table output)', async () => {
+    const sink = (name: string) =>
+      startFencer(['sink', '--insecure', '--listen', '127.0.0.1:0', '--data', join(dir.path, `sink-${name}`)]);
+    const [a, b] = await Promise.all([sink('a'), sink('b')]);
+    children.push(a, b);
+    const coordinator = await startFencer([
+      'coordinator',
+      '--insecure',
+      '--listen',
+      '127.0.0.1:0',
+      '--data',
+      join(dir.path, 'coordinator'),
+      '--sink',
+      `a=${a.address}`,
+      '--sink',
+      `b=${b.address}`,
+    ]);
+    children.push(coordinator);
+    const run = await runFencer([
+      'conformance',
+      '--insecure',
+      '--coordinator',
+      coordinator.address,
+      '--sink',
+      `${a.address},${b.address}`,
+    ]);
+    expect(run.code, run.stdout).toBe(0);
+    expect(run.stdout).toMatch(/^P4 +held {5}a sink that does not own a resource refuses writes to it/m);
+    expect(run.stdout.trim().split('\n').at(-1)).toBe(`${RULES.length} held, 0 failed, 0 skipped`);
+  });
+
+  it.each([
+    [['--insecure', '--sink', '127.0.0.1:1'], "error: required option '--coordinator <host:port,...>' not specified"],
+    [
+      ['--coordinator', '127.0.0.1:1', '--sink', '127.0.0.1:1'],
+      "error: give either --credentials FILE (the servers' own) or --insecure",
+    ],
+    [
+      ['--insecure', '--coordinator', '127.0.0.1:1', '--sink', '127.0.0.1:1', '--only', 'L3,Z9'],
+      `error: option '--only <rules>' argument 'L3,Z9' is invalid. no check of Z9: the rules are ${RULES.join(', ')}`,
+    ],
+  ])('refuses %j with one line and exit 1', async (args, message) => {
+    const { code, stderr } = await runFencer(['conformance', ...args]);
+    expect([code, stderr.trim()]).toEqual([1, message]);
+  });
+
+  it('says a deployment that does not answer is no evidence either way: exit 2, one line', async () => {
+    const { code, stdout, stderr } = await runFencer([
+      'conformance',
+      '--insecure',
+      '--coordinator',
+      '127.0.0.1:1',
+      '--sink',
+      '127.0.0.1:1',
+      '--timeout-ms',
+      '500',
+    ]);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr.trim()).toMatch(/^fencer conformance: Acquire of conformance-\w+-job-1 got no answer \(UNAVAILABLE/);
+  });
+});
