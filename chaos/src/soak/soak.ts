@@ -320,6 +320,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       await Promise.all([...runs, until(startedAt + totalMs, signal)]);
     } catch (error) {
       failed.abort(error);
+      // Faults struck mid-injection finish it first (a restart included), so
+      // the stop below heals them all and nothing starts after it.
+      await Promise.allSettled(runs);
       throw error;
     } finally {
       clearInterval(progress);
