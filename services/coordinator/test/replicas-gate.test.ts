@@ -52,8 +52,14 @@ describe('H2: the gate before answering', () => {
       const pending = api.acquire(request);
       await reachedSink.opened;
       clock.advance(TEST_LEADER_TTL_MS);
+      // The clock keeps moving until the answer: a keepalive sent after one
+      // step (every 300 ms real time) would confirm the leadership again for
+      // a while, rightly, and a loaded CI machine once let one land between
+      // the step and the answer. The next step, 5 ms later, outruns it.
+      const ticking = setInterval(() => clock.advance(TEST_LEADER_TTL_MS), 5);
       held.open();
-      const refusal = refused(await pending);
+      const answered = await pending.finally(() => clearInterval(ticking));
+      const refusal = refused(answered);
       expect([refusal.code, refusal.reason]).toEqual([CODE.UNAVAILABLE, 'NOT_LEADER']);
       // Its fence did move: the call was not "nothing happened" (why NOT_LEADER is retried with the same id).
       expect(await rig.sink.fence(resource)).toBe('1');
