@@ -1,6 +1,7 @@
 // `fencer cluster`: the sink and the coordinator as separate processes (the
 // supervisor's startCluster), or with --replicas N coordinator replicas on
-// etcd (H), with this command's own lifecycle around it:
+// etcd (H), and with --sinks N sinks sharded by resource (P), with this
+// command's own lifecycle around it:
 // the ready line, Ctrl-C, and exit statuses. The cluster never outlives a
 // child, nor leaves one behind.
 import { join } from 'node:path';
@@ -25,7 +26,7 @@ export function clusterCommand(): Command {
       new Option('--data <dir>', 'data directory: sink/, coordinator/, logs/, credentials.json')
         .default('./data')
         .env('FENCER_CLUSTER_DATA'),
-      new Option('--sink-listen <host:port>', 'sink address')
+      new Option('--sink-listen <host:port>', 'sink address (with --sinks, the first; the others on the next ports up)')
         .default('127.0.0.1:50051')
         .argParser(hostPort)
         .env('FENCER_CLUSTER_SINK_LISTEN'),
@@ -56,6 +57,12 @@ export function clusterCommand(): Command {
       )
         .argParser(hostPortList)
         .env('FENCER_CLUSTER_ETCD'),
+      new Option(
+        '--sinks <n>',
+        'run N sinks sharded by resource (P1), sink-1... listening from --sink-listen up; every coordinator is given all of them',
+      )
+        .argParser(positiveInteger)
+        .env('FENCER_CLUSTER_SINKS'),
     ],
     (options: {
       data: string;
@@ -66,6 +73,7 @@ export function clusterCommand(): Command {
       toxiproxy?: string;
       replicas?: number;
       etcd?: readonly string[];
+      sinks?: number;
     }): ClusterOptions => {
       if (options.etcd !== undefined && options.replicas === undefined)
         throw new ConfigError("--etcd is the replicas' etcd: give --replicas N too");
@@ -79,6 +87,7 @@ export function clusterCommand(): Command {
         ...(options.replicas === undefined
           ? {}
           : { replicas: { count: options.replicas, ...(options.etcd ? { etcd: options.etcd } : {}) } }),
+        ...(options.sinks === undefined ? {} : { sinks: options.sinks }),
       };
     },
     runCluster,
@@ -112,7 +121,7 @@ async function runCluster(options: ClusterOptions): Promise<void> {
     if (!cluster) return;
     const coordinators =
       cluster.replicas.length > 0 ? cluster.replicas.map(({ child }) => child) : [cluster.coordinator];
-    for (const service of [cluster.sink, ...coordinators]) service.child.kill('SIGHUP');
+    for (const service of [...cluster.sinks.map(({ child }) => child), ...coordinators]) service.child.kill('SIGHUP');
   });
   whenParentGone(() => void stop(0));
 
@@ -138,28 +147,40 @@ async function runCluster(options: ClusterOptions): Promise<void> {
 /** The ready line and the addresses of a cluster with one coordinator. */
 function singleReady(running: Cluster): string {
   const { data, logs, links, toxiproxy } = running;
-  const addresses = { sink: running.sink.ready.address, coordinator: running.coordinator.ready.address };
+  const sinks = sinksReady(running);
+  const coordinator = running.coordinator.ready.address;
+  const coordinatorToSink = running.sinks.map(({ links }) => links.coordinatorToSink).join(',');
   // The pids let tools (and tests) signal one child: SIGSTOP it, or kill it.
-  const pids = {
-    sink: running.sink.child.pid,
-    coordinator: running.coordinator.child.pid,
-    toxiproxy: toxiproxy.child?.child.pid,
-  };
+  const pids = { ...sinks.pids, coordinator: running.coordinator.child.pid, toxiproxy: toxiproxy.child?.child.pid };
+  const width = sinks.width;
+  const row = (what: string, text: string) => `  ${what.padEnd(width)} ${text}`;
+  const proxies = [
+    ...running.sinks.flatMap(({ proxyNames }) => [proxyNames.workersToSink, proxyNames.coordinatorToSink]),
+    running.proxyNames.workersToCoordinator,
+  ];
   return [
     JSON.stringify({
       event: 'ready',
       service: 'cluster',
-      address: addresses.coordinator,
-      ...addresses,
-      links,
+      address: coordinator,
+      sink: sinks.sink,
+      coordinator,
+      links: { ...links, workersToSink: sinks.workersToSink, coordinatorToSink },
+      ...sinks.named,
       toxiproxy: toxiproxy.url,
       pids,
     }),
     '',
-    `  sink         ${addresses.sink}   workers via proxy ${links.workersToSink}   data ${join(data, 'sink')}, log ${logs.sink}`,
-    `  coordinator  ${addresses.coordinator}   workers via proxy ${links.workersToCoordinator}   reaches the sink via ${links.coordinatorToSink}   data ${join(data, 'coordinator')}, log ${logs.coordinator}`,
-    `  toxiproxy    ${toxiproxy.url}   proxies ${Object.values(running.proxyNames).join(', ')}${toxiproxy.child ? `, log ${logs.toxiproxy}` : ''}`,
-    credentialsLine(running),
+    ...sinks.rows(row),
+    row(
+      'coordinator',
+      `${coordinator}   workers via proxy ${links.workersToCoordinator}   reaches the ${running.sinks.length > 1 ? 'sinks' : 'sink'} via ${coordinatorToSink}   data ${join(data, 'coordinator')}, log ${logs.coordinator}`,
+    ),
+    row(
+      'toxiproxy',
+      `${toxiproxy.url}   proxies ${proxies.join(', ')}${toxiproxy.child ? `, log ${logs.toxiproxy}` : ''}`,
+    ),
+    credentialsLine(running, width),
     '',
     'Both services serve reflection, so any gRPC client can explore them; faults go in through the Toxiproxy API. Ctrl-C stops all.',
     '',
@@ -174,12 +195,13 @@ function singleReady(running: Cluster): string {
  * value for a worker (H7).
  */
 function replicasReady(running: Cluster): string {
-  const { data, logs, toxiproxy, replicas } = running;
+  const { logs, toxiproxy, replicas } = running;
   const etcd = running.etcd!;
   const coordinators = replicas.map((replica) => replica.child.ready.address).join(',');
   const workersToCoordinator = replicas.map((replica) => replica.links.workersToCoordinator).join(',');
+  const sinks = sinksReady(running);
   const pids = Object.fromEntries([
-    ['sink', running.sink.child.pid],
+    ...Object.entries(sinks.pids),
     ...replicas.map((replica) => [replica.name, replica.child.child.pid]),
     ...etcd.members.map((member) => [member.name, member.pid]),
     ['toxiproxy', toxiproxy.child?.child.pid],
@@ -188,9 +210,10 @@ function replicasReady(running: Cluster): string {
     event: 'ready',
     service: 'cluster',
     address: coordinators,
-    sink: running.sink.ready.address,
+    sink: sinks.sink,
     coordinator: coordinators,
-    links: { workersToSink: running.links.workersToSink, workersToCoordinator },
+    links: { workersToSink: sinks.workersToSink, workersToCoordinator },
+    ...sinks.named,
     replicas: replicas.map(({ name, child, links, proxyNames }) => ({
       name,
       address: child.ready.address,
@@ -201,27 +224,24 @@ function replicasReady(running: Cluster): string {
     toxiproxy: toxiproxy.url,
     pids,
   };
-  const width = Math.max(...replicas.map(({ name }) => name.length), 'credentials'.length) + 1;
+  const width = Math.max(...replicas.map(({ name }) => name.length), sinks.width - 1) + 1;
   const row = (what: string, text: string) => `  ${what.padEnd(width)} ${text}`;
   const proxies = [
-    running.proxyNames.workersToSink,
+    ...running.sinks.map(({ proxyNames }) => proxyNames.workersToSink),
     ...replicas.flatMap(({ proxyNames }) => [
       proxyNames.workersToCoordinator,
-      proxyNames.coordinatorToSink,
+      ...proxyNames.coordinatorToSink,
       ...proxyNames.coordinatorToEtcd,
     ]),
   ];
   return [
     JSON.stringify(ready),
     '',
-    row(
-      'sink',
-      `${ready.sink}   workers via proxy ${running.links.workersToSink}   data ${join(data, 'sink')}, log ${logs.sink}`,
-    ),
+    ...sinks.rows(row),
     ...replicas.map(({ name, child, links, log }) =>
       row(
         name,
-        `${child.ready.address}   workers via proxy ${links.workersToCoordinator} (its --advertise)   reaches the sink via ${links.coordinatorToSink}, etcd via ${links.coordinatorToEtcd.join(',')}   log ${log}`,
+        `${child.ready.address}   workers via proxy ${links.workersToCoordinator} (its --advertise)   reaches the ${links.coordinatorToSink.length > 1 ? 'sinks' : 'sink'} via ${links.coordinatorToSink.join(',')}, etcd via ${links.coordinatorToEtcd.join(',')}   log ${log}`,
       ),
     ),
     etcd.members.length > 0
@@ -236,6 +256,43 @@ function replicasReady(running: Cluster): string {
     `One replica leads (its health says fencing.v1.Coordinator SERVING); the others answer NOT_LEADER naming it. Workers: --coordinator ${workersToCoordinator}. Ctrl-C stops all.`,
     '',
   ].join('\n');
+}
+
+/**
+ * The sinks' part of the ready line. `sink` and `workersToSink` list every
+ * sink's address and its workers' proxy, comma-separated: either is a
+ * `--sink` value for a worker (P3), as with one sink. With several, `named`
+ * adds each sink by name with its links; `rows` prints a row for each.
+ */
+function sinksReady(running: Cluster) {
+  const { sinks, data } = running;
+  return {
+    sink: sinks.map(({ child }) => child.ready.address).join(','),
+    workersToSink: sinks.map(({ links }) => links.workersToSink).join(','),
+    pids: Object.fromEntries(sinks.map(({ name, child }) => [name, child.child.pid])) as Record<
+      string,
+      number | undefined
+    >,
+    named:
+      sinks.length > 1
+        ? {
+            sinks: sinks.map(({ name, child, links, proxyNames }) => ({
+              name,
+              address: child.ready.address,
+              links,
+              proxyNames,
+            })),
+          }
+        : {},
+    width: Math.max(...sinks.map(({ name }) => name.length), 'credentials'.length) + 1,
+    rows: (row: (what: string, text: string) => string) =>
+      sinks.map(({ name, child, links, log }) =>
+        row(
+          name,
+          `${child.ready.address}   workers via proxy ${links.workersToSink}   data ${join(data, name)}, log ${log}`,
+        ),
+      ),
+  };
 }
 
 /** The credentials row of the printed addresses. */

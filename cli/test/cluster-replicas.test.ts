@@ -99,7 +99,7 @@ describe('fencer cluster --replicas 2 --etcd', () => {
         ...Object.fromEntries(
           ready.replicas.flatMap(({ address, links, proxyNames }) => [
             [proxyNames.workersToCoordinator, [links.workersToCoordinator, address]],
-            [proxyNames.coordinatorToSink, [links.coordinatorToSink, ready.sink]],
+            [proxyNames.coordinatorToSink[0], [links.coordinatorToSink[0], ready.sink]],
             [proxyNames.coordinatorToEtcd[0], [links.coordinatorToEtcd[0], etcd.endpoint]],
           ]),
         ),

@@ -8,11 +8,12 @@ import { join } from 'node:path';
 import { joinHostPort, splitHostPort } from '@fencer/server-kit';
 import {
   coordinatorArgs,
+  sinkFlagValues,
   spawnLogged,
   stopChild,
   type Cluster,
   type ReadyChild,
-  type RestartableService,
+  type RestartableProcess,
   type RestartOptions,
 } from '@fencer/supervisor';
 import type { FaketimeClock } from './clock.js';
@@ -26,10 +27,8 @@ export interface ProcessTarget {
 }
 
 /** The current process of a cluster service (the pid changes with every restart, so take it when the fault starts). */
-export function serviceProcess(cluster: Pick<Cluster, RestartableService>, service: RestartableService): ProcessTarget {
-  const { pid } = cluster[service].child;
-  if (pid === undefined) throw new Error(`the ${service} has no pid: it never started`);
-  return { pid, name: service };
+export function serviceProcess(cluster: Pick<Cluster, 'pidOf'>, service: RestartableProcess): ProcessTarget {
+  return { pid: cluster.pidOf(service), name: service };
 }
 
 /**
@@ -64,13 +63,13 @@ export function pause(target: ProcessTarget): Nemesis {
  * the clock's model has it (FaketimeClock.restarting).
  */
 export function crash(
-  cluster: Pick<Cluster, RestartableService | 'kill' | 'restart'>,
-  service: RestartableService,
+  cluster: Pick<Cluster, 'pidOf' | 'kill' | 'restart'>,
+  service: RestartableProcess,
   options: RestartOptions & { readonly clock?: FaketimeClock } = {},
 ): Nemesis {
   const { clock, ...restart } = options;
   return defineNemesis(options.wipeData ? 'crash-wipe' : 'crash', { process: service }, async () => {
-    const { pid } = cluster[service].child;
+    const pid = cluster.pidOf(service);
     await cluster.kill(service);
     return {
       detail: `SIGKILL pid ${pid}`,
@@ -106,21 +105,21 @@ export interface RivalOptions {
 const DEFAULT_RIVAL = 'coordinator-2';
 
 /**
- * Starts a second `fencer coordinator` on the cluster's sink: its own data
- * directory, the coordinator's credential, and the sink reached through the
- * coordinator_to_sink proxy (so link faults reach it too), listening on a
+ * Starts a second `fencer coordinator` on the cluster's sinks: its own data
+ * directory, the coordinator's credential, and each sink reached through the
+ * coordinator's proxy to it (so link faults reach it too), listening on a
  * free port of the coordinator's host. Rejects with ClusterStartError if it
  * does not start. The caller stops it (stopChild), or it stops with this process.
  */
 export function startRivalCoordinator(
-  cluster: Pick<Cluster, 'data' | 'coordinator' | 'links' | 'credentials'>,
+  cluster: Pick<Cluster, 'data' | 'coordinator' | 'sinks' | 'credentials'>,
   name = DEFAULT_RIVAL,
 ): Promise<ReadyChild> {
   const listen = joinHostPort(splitHostPort(cluster.coordinator.ready.address).host, 0);
   const args = coordinatorArgs({
     listen,
     data: join(cluster.data, name),
-    sink: cluster.links.coordinatorToSink,
+    sinks: sinkFlagValues(cluster.sinks.map(({ name, links }) => ({ name, address: links.coordinatorToSink }))),
     credentials: cluster.credentials,
   });
   return spawnLogged(name, ['coordinator', ...args], join(cluster.data, 'logs', `${name}.log`));
@@ -135,7 +134,7 @@ export function startRivalCoordinator(
  * then stops it (its data directory stays, so a later episode resumes it).
  */
 export function splitBrain(
-  cluster: Pick<Cluster, 'data' | 'coordinator' | 'links' | 'credentials'>,
+  cluster: Pick<Cluster, 'data' | 'coordinator' | 'sinks' | 'credentials'>,
   options: RivalOptions = {},
 ): Nemesis & { readonly rival: ReadyChild | undefined } {
   const name = options.name ?? DEFAULT_RIVAL;

@@ -67,7 +67,7 @@ describe.each([
     await warm.acquire({ ...request, resource: 'warm-up', requestId: 'w' }).finally(() => warm.close());
     const sinkLink = {
       toxiproxy: s.toxiproxy,
-      proxy: cluster.replicas.find((r) => r.name === old)!.proxyNames.coordinatorToSink,
+      proxy: cluster.replicas.find((r) => r.name === old)!.proxyNames.coordinatorToSink[0]!,
     };
     const healLatency = await s.inject(latencySpike(sinkLink, { latencyMs: HELD_MS, direction: 'downstream' }));
     // Its call waits out the held answer.

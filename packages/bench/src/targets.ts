@@ -237,11 +237,9 @@ export function benchCoordinatorArgs({
   listen = '127.0.0.1:0',
   store = [],
 }: BenchCoordinator): string[] {
-  const [first, ...more] = typeof sink === 'string' ? [sink] : sink;
   return [
     'coordinator',
-    ...coordinatorArgs({ listen, data, sink: first!, credentials }),
-    ...more.flatMap((spec) => ['--sink', spec]),
+    ...coordinatorArgs({ listen, data, sinks: typeof sink === 'string' ? [sink] : sink, credentials }),
     ...store,
     // Every slot of every case acquires as the one bench owner: V4's
     // per-owner Acquire rate (100/s, burst 100) would refuse the leases

@@ -3,7 +3,9 @@
 // Toxiproxy proxy (its own `fencer toxiproxy`, or a running Toxiproxy): what `fencer cluster` runs,
 // and what the demo and the chaos suite start. With `replicas`, several
 // coordinator replicas on etcd (H) take the one coordinator's place, each
-// behind proxies of its own, on an etcd the cluster starts or is given. This module
+// behind proxies of its own, on an etcd the cluster starts or is given;
+// with `sinks`, several sinks share the resources (P1), each behind proxies
+// of its own for the workers and for every coordinator. This module
 // starts and stops children; it never exits the process or handles signals
 // (that is the caller's lifecycle).
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
@@ -24,6 +26,7 @@ import {
   type ReplicaLinks,
   type ReplicaName,
 } from './replicas.js';
+import { sinkFlagValues, sinkListen, sinkName, sinkProxyNames, type SinkLinks, type SinkName } from './sinks.js';
 import { spawnReady, stopChild, type ReadyChild } from './spawn.js';
 
 /** The processes of a cluster, in start order (toxiproxy only when the cluster starts its own). */
@@ -33,11 +36,14 @@ export type ClusterService = 'toxiproxy' | 'sink' | 'coordinator';
 export type RestartableService = Exclude<ClusterService, 'toxiproxy'>;
 
 /**
- * Everything kill and restart address: a service, a coordinator replica,
- * or an etcd member the cluster started. With replicas, 'coordinator' is
- * coordinator-1.
+ * Everything kill and restart address: a service, a coordinator replica, a
+ * sink of several, or an etcd member the cluster started. With replicas,
+ * 'coordinator' is coordinator-1; with several sinks, 'sink' is sink-1.
  */
-export type ClusterTarget = RestartableService | ReplicaName | EtcdMemberName;
+export type ClusterTarget = RestartableService | ReplicaName | SinkName | EtcdMemberName;
+
+/** The processes restart() starts again: all but the etcd members (theirs is another signature). */
+export type RestartableProcess = RestartableService | ReplicaName | SinkName;
 
 /** Options of Cluster.restart. */
 export interface RestartOptions {
@@ -57,9 +63,9 @@ export const LINK_PROXY_NAMES: Readonly<Record<ClusterLink, string>> = Object.fr
 
 /** What startCluster runs, and where. */
 export interface ClusterOptions {
-  /** Data directory: sink/, coordinator/, logs/, credentials.json, coordinator.token. */
+  /** Data directory: sink/ (sink-1/... with several), coordinator/, logs/, credentials.json, coordinator.token. */
   readonly data: string;
-  /** HOST:PORT of each service; port 0 picks a free one. */
+  /** HOST:PORT of each service; port 0 picks a free one. Several sinks listen from sinkListen up. */
   readonly sinkListen: string;
   readonly coordinatorListen: string;
   /** No credentials at all (A1 off); local experiments only. */
@@ -92,6 +98,11 @@ export interface ClusterOptions {
    * absent: one coordinator, exactly as without it.
    */
   readonly replicas?: ReplicaOptions;
+  /**
+   * How many sinks share the resources (P1): sink-1, sink-2..., each with
+   * its data under its name; absent or 1: one sink, exactly as without it.
+   */
+  readonly sinks?: number;
 }
 
 /** The replicas of a cluster, and their etcd. */
@@ -118,6 +129,20 @@ export interface Replica {
   readonly log: string;
 }
 
+/** A sink of a running cluster. */
+export interface ClusterSink {
+  /** 'sink' when it is the only one, else sink-1, sink-2...: the name the coordinators know it by. */
+  readonly name: 'sink' | SinkName;
+  /** Its current process: a new one after each restart, on the same address. */
+  readonly child: ReadyChild;
+  /** Each of its links' proxy names in the Toxiproxy API (coordinatorToSink: the one coordinator's, or coordinator-1's). */
+  readonly proxyNames: SinkLinks;
+  /** HOST:PORT each of its links' proxies listens on. */
+  readonly links: SinkLinks;
+  /** Its log file (its stderr). */
+  readonly log: string;
+}
+
 /** The etcd a cluster's replicas share. */
 export interface ClusterEtcd {
   /** Client endpoints (HOST:PORT), as given or as the started members listen. */
@@ -128,7 +153,7 @@ export interface ClusterEtcd {
 
 /** How a child ended on its own, while the cluster was not stopping. */
 export interface ChildExit {
-  readonly service: ClusterService | ReplicaName;
+  readonly service: ClusterService | ReplicaName | SinkName;
   readonly code: number | null;
   readonly signal: NodeJS.Signals | null;
   readonly log: string;
@@ -138,8 +163,10 @@ export interface ChildExit {
 export interface Cluster {
   /** The absolute data directory. */
   readonly data: string;
-  /** The current sink process: a new one after each restart, on the same address. */
+  /** The current sink process (sink-1 with several): a new one after each restart, on the same address. */
   readonly sink: ReadyChild;
+  /** Every sink in name order: the one sink, or sink-1, sink-2... */
+  readonly sinks: readonly ClusterSink[];
   /** The current coordinator process (coordinator-1 with replicas): a new one after each restart, on the same address. */
   readonly coordinator: ReadyChild;
   /** The coordinator replicas in start order; empty without the replicas option. */
@@ -150,14 +177,15 @@ export interface Cluster {
   readonly toxiproxy: { readonly url: string; readonly child: ReadyChild | null };
   /**
    * Each link's proxy name in the Toxiproxy API (LINK_PROXY_NAMES, after the
-   * proxyPrefix); with replicas, the coordinator's links are coordinator-1's.
+   * proxyPrefix); with replicas, the coordinator's links are coordinator-1's;
+   * with several sinks, the sink's are sink-1's.
    */
   readonly proxyNames: Readonly<Record<ClusterLink, string>>;
   /** HOST:PORT each link's proxy listens on: workers dial the first two, the coordinator dials the third. */
   readonly links: Readonly<Record<ClusterLink, string>>;
   /** Null when insecure. */
   readonly credentials: ClusterCredentials | null;
-  /** Each process's log file (its stderr); with replicas, the coordinator's is coordinator-1's (each replica has its own). */
+  /** Each process's log file (its stderr); with replicas, the coordinator's is coordinator-1's, with several sinks the sink's is sink-1's (each has its own). */
   readonly logs: Readonly<Record<ClusterService, string>>;
   /** Resolves when a child exits by itself; never for kill() or restart(), nor once stop() has begun. */
   readonly childExited: Promise<ChildExit>;
@@ -177,7 +205,7 @@ export interface Cluster {
    * member restarts with its data (wipeData is refused: a member that lost
    * its disk must be removed from the cluster and added again).
    */
-  restart(service: RestartableService | ReplicaName, options?: RestartOptions): Promise<ReadyChild>;
+  restart(service: RestartableProcess, options?: RestartOptions): Promise<ReadyChild>;
   restart(member: EtcdMemberName): Promise<void>;
   /** The pid of a target's current process (SIGSTOP, SIGCONT: the chaos suite's pause). */
   pidOf(target: ClusterTarget): number;
@@ -197,8 +225,12 @@ export interface CoordinatorWiring {
   readonly listen: string;
   /** Its own data directory. */
   readonly data: string;
-  /** HOST:PORT of the sink, as this coordinator dials it (a proxy's listen). */
-  readonly sink: string;
+  /**
+   * The `--sink` value of each sink, as this coordinator dials it (a
+   * proxy's listen): HOST:PORT for the only one, NAME=HOST:PORT for each of
+   * several (sinkFlagValues).
+   */
+  readonly sinks: readonly string[];
   /** The cluster's credentials (the coordinator's token for the sink, and whom it serves), or null when insecure. */
   readonly credentials: ClusterCredentials | null;
 }
@@ -211,8 +243,7 @@ export function coordinatorArgs(wiring: CoordinatorWiring): string[] {
     wiring.listen,
     '--data',
     wiring.data,
-    '--sink',
-    wiring.sink,
+    ...wiring.sinks.flatMap((sink) => ['--sink', sink]),
     ...(credentials
       ? ['--sink-token-file', credentials.sinkTokenFile, '--credentials', credentials.credentialsFile]
       : ['--insecure']),
@@ -249,11 +280,13 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   }
   const credentials = options.insecure ? null : ensureCredentials(data, options.workers);
   const logOf = (name: string) => join(data, 'logs', `${name}.log`);
+  const sinkCount = options.sinks ?? 1;
+  const sinkNames = Array.from({ length: sinkCount }, (_, index) => sinkName(index + 1, sinkCount));
   // The one coordinator, or the replicas' names in start order.
   const coordinators: readonly ('coordinator' | ReplicaName)[] = replicaOptions
     ? Array.from({ length: replicaOptions.count }, (_, index) => replicaName(index + 1))
     : ['coordinator'];
-  const logs = { toxiproxy: logOf('toxiproxy'), sink: logOf('sink'), coordinator: logOf(coordinators[0]!) };
+  const logs = { toxiproxy: logOf('toxiproxy'), sink: logOf(sinkNames[0]!), coordinator: logOf(coordinators[0]!) };
   const proxies: Proxy[] = [];
   // Each process's current child, and its arguments for a given listen
   // address (a restart reuses them on the address the child had), in start order.
@@ -304,13 +337,13 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     return child;
   };
 
-  /** The process a target names: with replicas, 'coordinator' is coordinator-1. */
-  const processOf = (target: RestartableService | ReplicaName): ProcessName => {
-    const name = target === 'coordinator' ? coordinators[0]! : target;
+  /** The process a target names: with replicas, 'coordinator' is coordinator-1; with several sinks, 'sink' is sink-1. */
+  const processOf = (target: RestartableProcess): ProcessName => {
+    const name = target === 'coordinator' ? coordinators[0]! : target === 'sink' ? sinkNames[0]! : target;
     if (!running.has(name)) throw new RangeError(`the cluster has no ${target}`);
     return name;
   };
-  const current = (target: RestartableService | ReplicaName): ReadyChild => running.get(processOf(target))!.child;
+  const current = (target: RestartableProcess): ReadyChild => running.get(processOf(target))!.child;
   const memberOf = (target: ClusterTarget): EtcdMember | undefined => {
     if (!target.startsWith('etcd-')) return undefined;
     const member = etcdCluster?.members.find(({ name }) => name === target);
@@ -325,7 +358,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
         await member.kill('SIGKILL');
         return { code: null, signal: 'SIGKILL' as const };
       }
-      const child = current(target as RestartableService | ReplicaName);
+      const child = current(target as RestartableProcess);
       expectedExits.add(child);
       if (child.child.exitCode === null && child.child.signalCode === null) child.child.kill('SIGKILL');
       return child.exited;
@@ -340,7 +373,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
           throw new RangeError(`${target}: an etcd member cannot restart with its data wiped`);
         return member.restart();
       }
-      const name = processOf(target as RestartableService | ReplicaName);
+      const name = processOf(target as RestartableProcess);
       const { child, args } = running.get(name)!;
       expectedExits.add(child);
       await stopChild(child, options.stopGraceMs);
@@ -350,7 +383,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     })) as Cluster['restart'];
 
   const pidOf = (target: ClusterTarget): number => {
-    const pid = memberOf(target)?.pid ?? current(target as RestartableService | ReplicaName).child.pid;
+    const pid = memberOf(target)?.pid ?? current(target as RestartableProcess).child.pid;
     if (pid === undefined) throw new Error(`the ${target} has no pid: it never started`);
     return pid;
   };
@@ -392,31 +425,40 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     }
     const etcdEndpoints = replicaOptions?.etcd ?? etcdCluster?.endpoints ?? [];
 
-    const sink = await start('sink', options.sinkListen, (listen) => [
-      '--listen',
-      listen,
-      '--data',
-      join(data, 'sink'),
-      ...authArgs,
-    ]);
+    const sinkChildren: ReadyChild[] = [];
+    for (const [index, name] of sinkNames.entries()) {
+      const listen = sinkListen(options.sinkListen, index + 1, sinkCount);
+      sinkChildren.push(
+        await start(name, listen, (listen) => ['--listen', listen, '--data', join(data, name), ...authArgs]),
+      );
+    }
+    /** This coordinator's proxies to every sink, named `names` in sink order; resolves with its --sink values and the addresses. */
+    const sinkLinks = async (names: readonly string[]) => {
+      const addresses = await Promise.all(names.map((name, index) => link(name, sinkChildren[index]!.ready.address)));
+      return {
+        addresses,
+        flags: sinkFlagValues(addresses.map((address, index) => ({ name: sinkNames[index]!, address }))),
+      };
+    };
 
     const replicas: Replica[] = [];
     for (const [index, name] of coordinators.entries()) {
       if (name === 'coordinator') break; // no replicas: the one coordinator below
-      const names = replicaProxyNames(index + 1, etcdEndpoints.length, options.proxyPrefix);
+      const names = replicaProxyNames(index + 1, etcdEndpoints.length, options.proxyPrefix, sinkCount);
       const listen = replicaListen(options.coordinatorListen, index + 1);
       // Its advertised address is its workers' proxy, which must exist
       // before the replica starts; it points at the replica once it listens.
       const workersProxy = await createProxy(toxiproxy, toxiproxyUrl, names.workersToCoordinator, listen);
+      const toSinks = await sinkLinks(names.coordinatorToSink);
       const links: ReplicaLinks = {
         workersToCoordinator: workersProxy.listen,
-        coordinatorToSink: await link(names.coordinatorToSink, sink.ready.address),
+        coordinatorToSink: toSinks.addresses,
         coordinatorToEtcd: await Promise.all(
           names.coordinatorToEtcd.map((proxy, member) => link(proxy, etcdEndpoints[member]!)),
         ),
       };
       const replica = await start(name, listen, (listen) => [
-        ...coordinatorArgs({ listen, data: join(data, name), sink: links.coordinatorToSink, credentials }),
+        ...coordinatorArgs({ listen, data: join(data, name), sinks: toSinks.flags, credentials }),
         ...replicaStoreArgs(links.coordinatorToEtcd, links.workersToCoordinator),
         ...(options.coordinatorFlags ?? []),
       ]);
@@ -435,28 +477,52 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       });
     }
 
-    let links: Record<ClusterLink, string>;
+    // The one coordinator's proxies to the sinks, or coordinator-1's: the sinks' own coordinatorToSink.
+    let coordinatorToSinks: readonly string[];
+    let workersToCoordinator: { name: string; listen: string };
     if (replicas.length > 0) {
       const first = replicas[0]!;
-      proxyNames.workersToCoordinator = first.proxyNames.workersToCoordinator;
-      proxyNames.coordinatorToSink = first.proxyNames.coordinatorToSink;
-      links = {
-        coordinatorToSink: first.links.coordinatorToSink,
-        workersToSink: await link(proxyNames.workersToSink, sink.ready.address),
-        workersToCoordinator: first.links.workersToCoordinator,
-      };
+      coordinatorToSinks = first.links.coordinatorToSink;
+      workersToCoordinator = { name: first.proxyNames.workersToCoordinator, listen: first.links.workersToCoordinator };
     } else {
-      const coordinatorToSink = await link(proxyNames.coordinatorToSink, sink.ready.address);
+      const toSinks = await sinkLinks(
+        sinkNames.map((_, index) => sinkProxyNames(index + 1, sinkCount, options.proxyPrefix).coordinatorToSink),
+      );
+      coordinatorToSinks = toSinks.addresses;
       const coordinator = await start('coordinator', options.coordinatorListen, (listen) => [
-        ...coordinatorArgs({ listen, data: join(data, 'coordinator'), sink: coordinatorToSink, credentials }),
+        ...coordinatorArgs({ listen, data: join(data, 'coordinator'), sinks: toSinks.flags, credentials }),
         ...(options.coordinatorFlags ?? []),
       ]);
-      links = {
-        coordinatorToSink,
-        workersToSink: await link(proxyNames.workersToSink, sink.ready.address),
-        workersToCoordinator: await link(proxyNames.workersToCoordinator, coordinator.ready.address),
+      workersToCoordinator = {
+        name: proxyNames.workersToCoordinator,
+        listen: await link(proxyNames.workersToCoordinator, coordinator.ready.address),
       };
     }
+    const sinks: ClusterSink[] = [];
+    for (const [index, name] of sinkNames.entries()) {
+      const names = sinkProxyNames(index + 1, sinkCount, options.proxyPrefix, replicas.length > 0 ? 1 : undefined);
+      sinks.push({
+        name,
+        proxyNames: names,
+        links: {
+          workersToSink: await link(names.workersToSink, sinkChildren[index]!.ready.address),
+          coordinatorToSink: coordinatorToSinks[index]!,
+        },
+        log: logOf(name),
+        get child() {
+          return current(name);
+        },
+      });
+    }
+    const firstSink = sinks[0]!;
+    proxyNames.workersToCoordinator = workersToCoordinator.name;
+    proxyNames.workersToSink = firstSink.proxyNames.workersToSink;
+    proxyNames.coordinatorToSink = firstSink.proxyNames.coordinatorToSink;
+    const links: Record<ClusterLink, string> = {
+      coordinatorToSink: firstSink.links.coordinatorToSink,
+      workersToSink: firstSink.links.workersToSink,
+      workersToCoordinator: workersToCoordinator.listen,
+    };
 
     const serving = (timeoutMs?: number) =>
       replicasServing(
@@ -470,6 +536,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       get sink() {
         return current('sink');
       },
+      sinks,
       get coordinator() {
         return current('coordinator');
       },
@@ -511,12 +578,14 @@ export async function replicasServing<Name extends string>(
   return answers.filter((name) => name !== undefined);
 }
 
-/** The processes a cluster spawns: its services, and with replicas each replica by name. */
-type ProcessName = ClusterService | ReplicaName;
+/** The processes a cluster spawns: its services, and each replica and each of several sinks by name. */
+type ProcessName = ClusterService | ReplicaName | SinkName;
 
 /** The `fencer` subcommand a process runs. */
 function serviceOf(name: ProcessName): ClusterService {
-  return name.startsWith('coordinator') ? 'coordinator' : (name as ClusterService);
+  if (name.startsWith('coordinator')) return 'coordinator';
+  if (name.startsWith('sink')) return 'sink';
+  return name as ClusterService;
 }
 
 /**

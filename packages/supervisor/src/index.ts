@@ -25,8 +25,10 @@ export {
   type ClusterEtcd,
   type Replica,
   type ReplicaOptions,
+  type ClusterSink,
   type CoordinatorWiring,
   type RestartableService,
+  type RestartableProcess,
   type RestartOptions,
   type ChildExit,
 } from './cluster.js';
@@ -39,6 +41,7 @@ export {
   type ReplicaLinks,
   type EtcdMemberName,
 } from './replicas.js';
+export { sinkName, sinkProxyNames, sinkListen, sinkFlagValues, type SinkName, type SinkLinks } from './sinks.js';
 export { healthStatus, healthCommand } from './health.js';
 export {
   ensureCredentials,

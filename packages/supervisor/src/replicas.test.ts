@@ -12,14 +12,21 @@ describe('coordinator replicas', () => {
   it("name each link's proxy after the replica, one proxy per etcd endpoint", () => {
     expect(replicaProxyNames(2, 3)).toEqual({
       workersToCoordinator: 'workers_to_coordinator_2',
-      coordinatorToSink: 'coordinator_2_to_sink',
+      coordinatorToSink: ['coordinator_2_to_sink'],
       coordinatorToEtcd: ['coordinator_2_to_etcd_1', 'coordinator_2_to_etcd_2', 'coordinator_2_to_etcd_3'],
     });
     expect(replicaProxyNames(1, 1, 'run-7-')).toEqual({
       workersToCoordinator: 'run-7-workers_to_coordinator_1',
-      coordinatorToSink: 'run-7-coordinator_1_to_sink',
+      coordinatorToSink: ['run-7-coordinator_1_to_sink'],
       coordinatorToEtcd: ['run-7-coordinator_1_to_etcd_1'],
     });
+  });
+
+  it('P3: with several sinks, a proxy to each, named after the sink too', () => {
+    expect(replicaProxyNames(2, 1, '', 2).coordinatorToSink).toEqual([
+      'coordinator_2_to_sink_1',
+      'coordinator_2_to_sink_2',
+    ]);
   });
 
   it.each([

@@ -2,7 +2,8 @@
 // address each listens on, the Toxiproxy proxies on each replica's links,
 // and the `fencer coordinator` flags that put a replica on etcd. Pure
 // functions; startCluster does the starting.
-import { ConfigError, joinHostPort, splitHostPort } from '@fencer/server-kit';
+import { listenUp } from './ports.js';
+import { sinkProxyNames } from './sinks.js';
 
 /** A coordinator replica of a cluster: coordinator-1, coordinator-2... (what kill, restart and nemeses address). */
 export type ReplicaName = `coordinator-${number}`;
@@ -14,8 +15,8 @@ export type EtcdMemberName = `etcd-${number}`;
 export interface ReplicaLinks {
   /** Workers to this replica: the address it advertises as leader (H2, H7), so workers it redirects stay behind Toxiproxy. */
   readonly workersToCoordinator: string;
-  /** This replica to the sink (its fence calls, L3). */
-  readonly coordinatorToSink: string;
+  /** This replica to each sink, in sink order (its fence calls, L3; P3 with several). */
+  readonly coordinatorToSink: readonly string[];
   /** This replica to each etcd endpoint, in endpoint order: all of them cut = this replica cut from etcd. */
   readonly coordinatorToEtcd: readonly string[];
 }
@@ -27,16 +28,20 @@ export function replicaName(index: number): ReplicaName {
 
 /**
  * The proxy names of replica `index` (from 1) in the Toxiproxy API, for
- * `etcdEndpoints` endpoints: workers_to_coordinator_1, coordinator_1_to_sink,
+ * `etcdEndpoints` endpoints and `sinks` sinks: workers_to_coordinator_1,
+ * coordinator_1_to_sink (coordinator_1_to_sink_2... with several sinks),
  * coordinator_1_to_etcd_1...: the single coordinator's names (LINK_PROXY_NAMES)
  * with the replica's number where the coordinator is named. One proxy per
  * etcd endpoint, not one for all: a killed etcd member then takes down
  * only its own proxies, and the replica's client fails over to the others.
  */
-export function replicaProxyNames(index: number, etcdEndpoints: number, prefix = ''): ReplicaLinks {
+export function replicaProxyNames(index: number, etcdEndpoints: number, prefix = '', sinks = 1): ReplicaLinks {
   return {
     workersToCoordinator: `${prefix}workers_to_coordinator_${index}`,
-    coordinatorToSink: `${prefix}coordinator_${index}_to_sink`,
+    coordinatorToSink: Array.from(
+      { length: sinks },
+      (_, sink) => sinkProxyNames(sink + 1, sinks, prefix, index).coordinatorToSink,
+    ),
     coordinatorToEtcd: Array.from(
       { length: etcdEndpoints },
       (_, member) => `${prefix}coordinator_${index}_to_etcd_${member + 1}`,
@@ -44,18 +49,9 @@ export function replicaProxyNames(index: number, etcdEndpoints: number, prefix =
   };
 }
 
-/**
- * Where replica `index` (from 1) listens, given the cluster's coordinator
- * address: the next ports up from a fixed one (50052, 50053...), or port 0
- * for each when the cluster's is 0. Throws ConfigError past port 65535.
- */
+/** Where replica `index` (from 1) listens, given the cluster's coordinator address (see listenUp). */
 export function replicaListen(coordinatorListen: string, index: number): string {
-  const { host, port } = splitHostPort(coordinatorListen);
-  if (port === 0) return coordinatorListen;
-  const next = port + index - 1;
-  if (next > 65_535)
-    throw new ConfigError(`coordinator replica ${index} would listen on port ${next}, past 65535: lower the port`);
-  return joinHostPort(host, next);
+  return listenUp(coordinatorListen, index, `coordinator replica ${index}`);
 }
 
 /**

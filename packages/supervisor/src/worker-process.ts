@@ -11,7 +11,9 @@ export type StampedWorkerEvent = WorkerEvent & { readonly atMs: number };
 
 /** How to start a worker: where it works, as whom, and any further `fencer worker` flags. */
 export interface WorkerProcessOptions {
+  /** `--coordinator`: HOST:PORT, or several replicas' comma-separated (H7). */
   readonly coordinator: string;
+  /** `--sink`: HOST:PORT, or several sharded sinks' comma-separated (P3). */
   readonly sink: string;
   readonly owner: string;
   /** The worker's bearer token file; absent: `--insecure` (no token: a client certificate in `args` may still name it). */
