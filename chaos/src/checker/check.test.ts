@@ -335,6 +335,14 @@ describe('checkHistory', () => {
       [['protocol', [1]]],
     ],
     [
+      'protocol (P4): a second sink holding a fence for the resource',
+      () => {
+        const { h, final } = safeStory();
+        return { ops: h.operations, final: { ...final, misplaced: ['r has a fence on sink-1 (2) and sink-2 (1)'] } };
+      },
+      [['protocol', []]],
+    ],
+    [
       'protocol: a grant of token 0',
       () => {
         const h = builder();

@@ -108,6 +108,8 @@ export function checkHistory(history: History, options: CheckOptions = {}): Hist
   const final = options.partial ? undefined : history.final;
   checkFenceOrder(grants, acked, final, margin, flag);
   if (final) checkStored(grants, sent, final, margin, flag);
+  // P4: no operation to cite, the sinks' state itself is the evidence.
+  for (const line of final?.misplaced ?? []) flag('protocol', `P4: ${line}`, []);
   checkResults(history.operations, acked, final, margin, flag);
   const first = (v: Violation) => v.operations?.[0] ?? Infinity;
   return {

@@ -35,13 +35,21 @@ export interface StoredResult {
 }
 
 /**
- * The sink's state after the run: each resource's fence, and each result id
+ * The sink's state after the run (with several sinks, each resource's
+ * owner's): each resource's fence, and each result id
  * any write named (null: nothing stored). A resource or result id left out
  * was not read back, and the checker does not judge the end for it.
  */
 export interface FinalState {
   readonly fences: Readonly<Record<string, string>>;
   readonly results: Readonly<Record<string, Readonly<Record<string, StoredResult | null>>>>;
+  /**
+   * With sinks sharded by resource: what a sink held for a resource it does
+   * not own (a fence, or a result on a sink without one), one line each. P4
+   * says only the owner ever gets a fence, and a sink stores nothing
+   * without one.
+   */
+  readonly misplaced?: readonly string[];
 }
 
 /** A fault as the nemesis applied it, for the report and for reading violations. */

@@ -4,14 +4,26 @@
 // error, not a fault on something else.
 import { describe, expect, it } from 'vitest';
 import { Toxiproxy } from 'toxiproxy-node-client';
+import { silentLogger } from '@fencer/server-kit';
 import { LINK_PROXY_NAMES, type Cluster } from '@fencer/supervisor';
+import { startToxiproxy } from '../toxiproxy/server.js';
 import { DEFAULT_TARGETS, NEMESIS_KINDS, nemesisFor, type FaketimeClock, type NemesisKind } from './index.js';
 
+const pids: Record<string, number> = { sink: 101, coordinator: 102, 'sink-1': 103, 'sink-2': 104 };
 const cluster = {
   toxiproxy: { url: 'http://127.0.0.1:1', child: null },
   proxyNames: LINK_PROXY_NAMES,
-  sink: { child: { pid: 101 } },
-  coordinator: { child: { pid: 102 } },
+  sinks: [{ name: 'sink', proxyNames: { workersToSink: 'workers_to_sink', coordinatorToSink: 'coordinator_to_sink' } }],
+  replicas: [],
+  pidOf: (target: string) => pids[target],
+} as unknown as Cluster;
+/** The same with two sinks sharded by resource. */
+const sharded = {
+  ...cluster,
+  sinks: [1, 2].map((n) => ({
+    name: `sink-${n}`,
+    proxyNames: { workersToSink: `workers_to_sink_${n}`, coordinatorToSink: `coordinator_to_sink_${n}` },
+  })),
 } as unknown as Cluster;
 // A clock is only used once the fault starts.
 const settings = {
@@ -63,6 +75,46 @@ describe('nemesisFor', () => {
       { ...settings, linksOf: { 'worker-a': links } },
     );
     expect(nemesis.target).toEqual({ process: 'worker-a' });
+  });
+
+  it('acts on one sink of several: its own process, and its own links for isolation', async () => {
+    expect(nemesisFor(sharded, { kind: 'pause', target: 'sink-2' }, settings).target).toEqual({ process: 'sink-2' });
+    expect(nemesisFor(sharded, { kind: 'crash', target: 'sink-2' }, settings).target).toEqual({ process: 'sink-2' });
+    const proxy = await startToxiproxy({ listen: '127.0.0.1:0', log: silentLogger });
+    try {
+      const url = `http://${proxy.address}`;
+      const toxiproxy = new Toxiproxy(url);
+      const names = ['workers_to_sink_1', 'coordinator_to_sink_1', 'workers_to_sink_2', 'coordinator_to_sink_2'];
+      await toxiproxy.populate(
+        names.map((name) => ({ name, listen: '127.0.0.1:0', upstream: '127.0.0.1:9', enabled: true })),
+      );
+      const isolated = nemesisFor(
+        { ...sharded, toxiproxy: { url, child: null } },
+        { kind: 'isolate', target: 'sink-2' },
+        settings,
+      );
+      await isolated.start();
+      const toxics = async () =>
+        Object.fromEntries(
+          await Promise.all(
+            names.map(async (name) => [
+              name,
+              ((await (await fetch(`${url}/proxies/${name}/toxics`)).json()) as []).length,
+            ]),
+          ),
+        );
+      // Both ways cut on sink-2's two links, nothing on sink-1's.
+      expect(await toxics()).toEqual({
+        workers_to_sink_1: 0,
+        coordinator_to_sink_1: 0,
+        workers_to_sink_2: 2,
+        coordinator_to_sink_2: 2,
+      });
+      await isolated.heal();
+      expect(Object.values(await toxics())).toEqual([0, 0, 0, 0]);
+    } finally {
+      await proxy.stop();
+    }
   });
 
   it('pauses a worker by the pid the settings give for its name', () => {

@@ -9,7 +9,9 @@ import {
   type EtcdMemberName,
   type ReplicaName,
   type RestartableService,
+  type SinkName,
 } from '@fencer/supervisor';
+import { Toxiproxy } from 'toxiproxy-node-client';
 import type { Nemesis } from './fault.js';
 import {
   blackhole,
@@ -126,16 +128,14 @@ export function nemesisFor(
       return requestLoss(linkNamed(cluster, target, settings));
     case 'flap':
       return flap(linkNamed(cluster, target, settings), settings.flap ?? DEFAULT_FLAP);
-    case 'isolate': {
-      const own = target === 'sink' || target === 'coordinator' ? SERVICE_LINKS[target] : [];
-      return isolate(target, [...own.map((link) => clusterLink(cluster, link)), ...(settings.linksOf?.[target] ?? [])]);
-    }
+    case 'isolate':
+      return isolate(target, [...serviceLinks(cluster, target), ...(settings.linksOf?.[target] ?? [])]);
     case 'latency':
       return latencySpike(linkNamed(cluster, target, settings), { latencyMs: settings.latencyMs });
     case 'reset-peer':
       return connectionReset(linkNamed(cluster, target, settings));
     case 'pause': {
-      if (target === 'sink' || target === 'coordinator') return pause(serviceProcess(cluster, target));
+      if (isService(target)) return pause(serviceProcess(cluster, target));
       const pid = settings.pids?.[target];
       if (pid === undefined) throw new RangeError(`pause: no pid for ${target}`);
       return pause({ pid, name: target });
@@ -168,11 +168,32 @@ export function nemesisFor(
   }
 }
 
-/** The cluster's links that reach each service. */
-const SERVICE_LINKS: Readonly<Record<RestartableService, readonly ClusterLink[]>> = {
-  sink: ['workersToSink', 'coordinatorToSink'],
-  coordinator: ['workersToCoordinator', 'coordinatorToSink'],
-};
+/**
+ * The cluster's own links that reach a service (none for a worker): a
+ * sink's from the workers and from every coordinator, or the coordinator's
+ * from the workers and to every sink.
+ */
+function serviceLinks(cluster: Cluster, target: string): LinkTarget[] {
+  const toxiproxy = new Toxiproxy(cluster.toxiproxy.url);
+  const fromCoordinators = (index: number) =>
+    cluster.replicas.length > 0
+      ? cluster.replicas.map(({ proxyNames }) => proxyNames.coordinatorToSink[index]!)
+      : [cluster.sinks[index]!.proxyNames.coordinatorToSink];
+  const proxies =
+    target === 'coordinator'
+      ? [cluster.proxyNames.workersToCoordinator, ...cluster.sinks.map((_, index) => fromCoordinators(index)[0]!)]
+      : cluster.sinks.flatMap(({ name, proxyNames }, index) =>
+          name === target || (target === 'sink' && index === 0)
+            ? [proxyNames.workersToSink, ...fromCoordinators(index)]
+            : [],
+        );
+  return proxies.map((proxy) => ({ toxiproxy, proxy }));
+}
+
+/** Whether `target` names a cluster service a process fault can act on: the sink or the coordinator, or one of several sinks. */
+function isService(target: string): target is RestartableService | SinkName {
+  return target === 'sink' || target === 'coordinator' || /^sink-\d+$/.test(target);
+}
 
 /** The link whose proxy is named `proxy`: one of settings.links, or a cluster link. */
 function linkNamed(cluster: Cluster, proxy: string, settings: NemesisSettings): LinkTarget {
@@ -190,7 +211,7 @@ function clockOf(target: string, settings: NemesisSettings): { clock?: FaketimeC
 }
 
 /** `target` as a service that can crash. */
-function service(kind: string, target: string): RestartableService {
-  if (target !== 'sink' && target !== 'coordinator') throw new RangeError(`${kind}: ${target} is not a service`);
+function service(kind: string, target: string): RestartableService | SinkName {
+  if (!isService(target)) throw new RangeError(`${kind}: ${target} is not a service`);
   return target;
 }

@@ -56,11 +56,18 @@ export interface ScenarioOptions {
    * get every replica's address.
    */
   readonly replicas?: number;
+  /** Sinks sharded by resource (P1): this many, sink-1, sink-2...; workers get every sink's address. Default 1. */
+  readonly sinks?: number;
 }
 
 /** A worker of the scenario, with the links only it uses, and its fake clock if it runs on one. */
 export interface ScenarioWorker extends WorkerProcess {
-  readonly links: { readonly coordinator: LinkTarget; readonly sink: LinkTarget };
+  /** `sink` is its link to the first sink (the only one, unsharded); `sinks` to each, in the cluster's order. */
+  readonly links: {
+    readonly coordinator: LinkTarget;
+    readonly sink: LinkTarget;
+    readonly sinks: readonly LinkTarget[];
+  };
   readonly clock?: FaketimeClock;
 }
 
@@ -149,6 +156,7 @@ export class Scenario {
       ...(toxiproxyUrl ? { toxiproxyUrl } : {}),
       ...(options.binaries ? { binaries: options.binaries } : {}),
       ...(options.replicas ? { replicas: { count: options.replicas } } : {}),
+      ...(options.sinks ? { sinks: options.sinks } : {}),
       env,
     }).catch((error: unknown) => {
       for (const clock of Object.values(clocks)) clock.close();
@@ -203,7 +211,7 @@ export class Scenario {
     args: readonly string[] = ['--commands'],
     options: { readonly coordinator?: string; readonly clock?: boolean; readonly env?: NodeJS.ProcessEnv } = {},
   ): Promise<ScenarioWorker> {
-    const proxy = async (service: 'coordinator' | 'sink', upstream: string) => {
+    const proxy = async (service: string, upstream: string) => {
       const name = `${this.#name}_${owner}_to_${service}`;
       const created = await this.toxiproxy.populate([{ name, listen: '127.0.0.1:0', upstream, enabled: true }]);
       this.#proxies.push(name);
@@ -217,13 +225,18 @@ export class Scenario {
             listen: replicas.map(({ links }) => links.workersToCoordinator).join(','),
           }
         : await proxy('coordinator', options.coordinator ?? this.cluster.coordinator.ready.address);
-    const sink = await proxy('sink', this.cluster.sink.ready.address);
+    // Named as the cluster names its own proxies to each sink: to_sink, or to_sink_2 of several.
+    const sinks = await Promise.all(
+      this.cluster.sinks.map(({ child }, index) =>
+        proxy(`sink${this.cluster.sinks.length === 1 ? '' : `_${index + 1}`}`, child.ready.address),
+      ),
+    );
     const clockAnswers = new Map<string, (readMs: number, answeredMs: number) => void>();
     const clock = options.clock ? FaketimeClock.create(owner) : undefined;
     const onShared = clock ? onSharedClock(clock) : (event: StampedWorkerEvent) => event;
     const started = await startWorker({
       coordinator: coordinator.listen,
-      sink: sink.listen,
+      sink: sinks.map(({ listen }) => listen).join(','),
       owner,
       tokenFile: this.cluster.credentials!.workerTokenFiles[owner]!,
       args,
@@ -249,7 +262,8 @@ export class Scenario {
     const worker = Object.assign(started, {
       links: {
         coordinator: { toxiproxy: this.toxiproxy, proxy: coordinator.name },
-        sink: { toxiproxy: this.toxiproxy, proxy: sink.name },
+        sink: { toxiproxy: this.toxiproxy, proxy: sinks[0]!.name },
+        sinks: sinks.map(({ name }) => ({ toxiproxy: this.toxiproxy, proxy: name })),
       },
       ...(clock ? { clock } : {}),
     });

@@ -23,6 +23,8 @@ export interface ChaosConfig {
   readonly mix: WorkloadMix;
   /** Coordinator replicas on etcd (H) in place of the one coordinator, with the replica faults drawn too; absent: one coordinator. */
   readonly replicas?: number;
+  /** Sinks sharded by resource (P1), each a target of the faults; absent: one sink. */
+  readonly sinks?: number;
   /** Keep the run's data here; absent: a temporary directory, removed afterwards. */
   readonly data?: string;
   readonly toxiproxyUrl?: string;
@@ -58,6 +60,10 @@ export function chaosCommand(): Command {
         '--replicas <n>',
         'coordinator replicas on a 3-member etcd (from the etcd on PATH) instead of one coordinator, and their faults: the leader killed or paused, a replica cut from etcd, etcd members killed',
       ).argParser(positiveInteger),
+      new Option(
+        '--sinks <n>',
+        'sinks sharded by resource (P1): each crashed, paused, isolated and cut on its own, and the final state read on each resource’s owner',
+      ).argParser(positiveInteger),
       new Option('--data <dir>', 'keep the run’s data (logs, LevelDB) here'),
       new Option('--toxiproxy <url>', 'inject faults through this running Toxiproxy').env('TOXIPROXY_URL'),
       new Option('--report <file.html>', 'write the run as a self-contained HTML timeline'),
@@ -73,6 +79,7 @@ export function chaosCommand(): Command {
       resources: number;
       mix: WorkloadMix;
       replicas?: number;
+      sinks?: number;
       data?: string;
       toxiproxy?: string;
       report?: string;
@@ -89,6 +96,7 @@ export function chaosCommand(): Command {
         resources: options.resources,
         mix: options.mix,
         ...(options.replicas === undefined ? {} : { replicas: options.replicas }),
+        ...(options.sinks === undefined ? {} : { sinks: options.sinks }),
         ...(options.data === undefined ? {} : { data: resolve(options.data) }),
         ...(options.toxiproxy === undefined ? {} : { toxiproxyUrl: options.toxiproxy }),
         ...(options.report === undefined ? {} : { report: resolve(options.report) }),
@@ -125,11 +133,11 @@ async function runChaos(config: ChaosConfig): Promise<void> {
   process.once('SIGTERM', () => stopping.abort(new Error('terminated')));
   const replay = `fencer chaos --seed ${config.seed} --seconds ${config.seconds} --workers ${config.workers} --resources ${config.resources} --mix ${config.mix}${
     config.replicas === undefined ? '' : ` --replicas ${config.replicas}`
-  }`;
+  }${config.sinks === undefined ? '' : ` --sinks ${config.sinks}`}`;
   process.stdout.write(
     `fencer chaos: seed ${config.seed}, ${config.seconds} s, ${config.workers} workers on ${config.resources} resources, mix ${config.mix}${
       config.replicas === undefined ? '' : `, ${config.replicas} coordinator replicas on etcd`
-    }\n`,
+    }${config.sinks === undefined ? '' : `, ${config.sinks} sinks sharded by resource`}\n`,
   );
   // Clock skew needs libfaketime; a machine without it soaks every other fault.
   const clockSkew = hasLibfaketime();

@@ -39,6 +39,11 @@
 // a crash-wipe means nothing to a store in etcd, a rival would need the
 // replicas' advertised links redirected, and a replica on a skewed clock is
 // outside H's clock-rate allowance, so those three stay out.
+// With several sinks (`fencer chaos --sinks N`), resources are sharded over
+// sink-1, sink-2... (P1): each sink and its links are a target of their own
+// (one sink crashed stops only its resources), the workers get every sink's
+// address (P3), and the checker reads each resource's state on its owner
+// and flags what another sink holds (P4).
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { sleep } from '@fencer/client';
@@ -122,6 +127,8 @@ export interface SoakOptions {
   readonly clockSkew?: boolean;
   /** Coordinator replicas on etcd in place of the one coordinator (at least 2), and the replica faults drawn too. */
   readonly replicas?: number;
+  /** Sinks sharded by resource (P1), each a target of the faults; default 1. */
+  readonly sinks?: number;
   /** Called about twice a second while the run goes on. */
   readonly onProgress?: (progress: SoakProgress) => void;
   /** Ends the run early: faults are healed, everything is stopped, and runSoak rejects with the reason. */
@@ -169,6 +176,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     workers: owners,
     ...(clockSkew && replicas === 0 ? { clocks: ['coordinator'] } : {}),
     ...(replicas > 0 ? { replicas, coordinatorFlags: ['--leader-ttl-ms', String(SOAK_LEADER_TTL_MS)] } : {}),
+    ...(options.sinks ? { sinks: options.sinks } : {}),
     ...(options.toxiproxyUrl ? { toxiproxyUrl: options.toxiproxyUrl } : {}),
     ...(options.binaries ? { binaries: options.binaries } : {}),
   });
@@ -187,27 +195,32 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       }),
     );
     const links: Record<string, LinkTarget> = {};
+    const add = (link: LinkTarget) => (links[link.proxy] = link);
     for (const worker of workers) {
       // With replicas a worker's coordinator link is the replicas' own (below), shared by all.
-      if (replicas === 0) links[worker.links.coordinator.proxy] = worker.links.coordinator;
-      links[worker.links.sink.proxy] = worker.links.sink;
+      if (replicas === 0) add(worker.links.coordinator);
+      worker.links.sinks.forEach(add);
+    }
+    for (const sink of s.cluster.sinks) {
+      // The replicas' links to the sinks are theirs, below.
+      if (replicas === 0) add({ toxiproxy: s.toxiproxy, proxy: sink.proxyNames.coordinatorToSink });
     }
     for (const replica of s.cluster.replicas) {
-      for (const proxy of [replica.proxyNames.workersToCoordinator, replica.proxyNames.coordinatorToSink])
-        links[proxy] = { toxiproxy: s.toxiproxy, proxy };
+      for (const proxy of [replica.proxyNames.workersToCoordinator, ...replica.proxyNames.coordinatorToSink])
+        add({ toxiproxy: s.toxiproxy, proxy });
     }
+    const sinkNames = s.cluster.sinks.map(({ name }) => name);
     // Isolating a process cuts its workers' own proxies too, besides the cluster's links.
-    const linksOf: Record<string, LinkTarget[]> =
-      replicas === 0
-        ? {
-            coordinator: workers.map((w) => w.links.coordinator),
-            sink: workers.map((w) => w.links.sink),
-            ...Object.fromEntries(workers.map((w) => [w.owner, [w.links.coordinator, w.links.sink]])),
-          }
-        : { sink: workers.map((w) => w.links.sink) };
-    const linkNames = replicas === 0 ? [...Object.keys(links), 'coordinator_to_sink'] : Object.keys(links);
+    const linksOf: Record<string, LinkTarget[]> = Object.fromEntries(
+      sinkNames.map((name, index) => [name, workers.map((w) => w.links.sinks[index]!)]),
+    );
+    if (replicas === 0) {
+      linksOf.coordinator = workers.map((w) => w.links.coordinator);
+      for (const w of workers) linksOf[w.owner] = [w.links.coordinator, ...w.links.sinks];
+    }
+    const linkNames = Object.keys(links);
     // With replicas, 'coordinator' would be coordinator-1 alone, beside the replica faults on it: left to those.
-    const services = replicas === 0 ? ['sink', 'coordinator'] : ['sink'];
+    const services = replicas === 0 ? [...sinkNames, 'coordinator'] : sinkNames;
     // Every other worker of each resource goes to the rival during a split
     // brain, so both coordinators grant on every resource with two workers.
     const rivalLinks = workers

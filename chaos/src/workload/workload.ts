@@ -6,7 +6,7 @@
 import { ResultNotFoundError, SinkConnection } from '@fencer/client';
 import { credentialToken, type Cluster } from '@fencer/supervisor';
 import { MIXES, type MixName } from '@fencer/worker';
-import type { FinalState, Operation } from '../checker/history.js';
+import type { FinalState, Operation, StoredResult } from '../checker/history.js';
 
 /** What the workload runs. */
 export interface WorkloadOptions {
@@ -64,39 +64,77 @@ function workerArgs(resource: string, options: WorkerOptions): string[] {
 }
 
 /**
- * The sink's state after a run, read straight from the sink (not through a
+ * The sinks' state after a run, read straight from each sink (not through a
  * proxy) with the admin's credentials: every resource's fence, and every
- * result id any write of the history named.
+ * result id any write of the history named. With several sinks, a
+ * resource's owner is the sink that holds a fence for it (P4: no other ever
+ * gets one), and its state is read there; a fence on a second sink, or a
+ * result on a sink without a fence, is reported as misplaced.
  */
 export async function readFinalState(cluster: Cluster, operations: readonly Operation[]): Promise<FinalState> {
-  const sink = new SinkConnection({
-    address: cluster.sink.ready.address,
-    callTimeoutMs: 5_000,
-    ...(cluster.credentials ? { token: credentialToken(cluster.credentials.credentialsFile, { role: 'admin' }) } : {}),
-  });
+  const token = cluster.credentials
+    ? credentialToken(cluster.credentials.credentialsFile, { role: 'admin' })
+    : undefined;
+  const sinks = cluster.sinks.map(
+    ({ name, child }) =>
+      [
+        name,
+        new SinkConnection({ address: child.ready.address, callTimeoutMs: 5_000, ...(token ? { token } : {}) }),
+      ] as const,
+  );
   try {
-    const writes = operations.filter((op) => op.method === 'Write');
-    const resources = new Set(operations.map((op) => String(op.request.resource)));
+    const resultIds = groupResultIds(operations);
     const fences: Record<string, string> = {};
-    const results: Record<string, Record<string, { token: string; payload: string } | null>> = {};
-    for (const resource of resources) {
-      fences[resource] = (await sink.getFence(resource)).toString();
-      results[resource] = {};
-    }
-    for (const op of writes) {
-      const resource = String(op.request.resource);
-      const resultId = String(op.request.result_id);
-      if (results[resource]![resultId] !== undefined) continue;
-      results[resource]![resultId] = await sink.read(resource, resultId).then(
-        (stored) => ({ token: stored.token.toString(), payload: stored.payload.toString() }),
-        (error: unknown) => {
-          if (error instanceof ResultNotFoundError) return null;
-          throw error;
-        },
+    const results: Record<string, Record<string, StoredResult | null>> = {};
+    const misplaced: string[] = [];
+    for (const resource of new Set(operations.map((op) => String(op.request.resource)))) {
+      const held = await Promise.all(
+        sinks.map(async ([name, sink]) => ({ name, fence: await sink.getFence(resource) })),
       );
+      const owners = held.filter(({ fence }) => fence > 0n);
+      if (owners.length > 1)
+        misplaced.push(
+          `${resource} has a fence on ${owners.map(({ name, fence }) => `${name} (${fence})`).join(' and ')}`,
+        );
+      const owner = owners[0] ?? held[0]!;
+      fences[resource] = owner.fence.toString();
+      results[resource] = {};
+      for (const [name, sink] of sinks) {
+        for (const resultId of resultIds.get(resource) ?? []) {
+          const stored = await readResult(sink, resource, resultId);
+          if (name === owner.name) results[resource][resultId] = stored;
+          else if (stored && !owners.some((o) => o.name === name))
+            misplaced.push(
+              `${name} holds ${resource}/${resultId} (token ${stored.token}) without a fence for ${resource}`,
+            );
+        }
+      }
     }
-    return { fences, results };
+    return { fences, results, ...(sinks.length > 1 ? { misplaced } : {}) };
   } finally {
-    sink.close();
+    for (const [, sink] of sinks) sink.close();
   }
+}
+
+/** The result ids the history's writes named, by resource. */
+function groupResultIds(operations: readonly Operation[]): Map<string, Set<string>> {
+  const ids = new Map<string, Set<string>>();
+  for (const op of operations) {
+    if (op.method !== 'Write') continue;
+    const resource = String(op.request.resource);
+    if (!ids.has(resource)) ids.set(resource, new Set());
+    ids.get(resource)!.add(String(op.request.result_id));
+  }
+  return ids;
+}
+
+/** A stored result as the checker reads it; null when the sink has none. */
+async function readResult(sink: SinkConnection, resource: string, resultId: string): Promise<StoredResult | null> {
+  return sink.read(resource, resultId).then(
+    (stored) => ({ token: stored.token.toString(), payload: stored.payload.toString() }),
+    (error: unknown) => {
+      if (error instanceof ResultNotFoundError) return null;
+      throw error;
+    },
+  );
 }

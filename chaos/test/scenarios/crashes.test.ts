@@ -1,5 +1,6 @@
 // Named scenarios 7, 8 and 9: the services themselves fail under a running
-// workload. A sink SIGKILLed loses no acknowledged write (F6, S5); a
+// workload. A sink SIGKILLed loses no acknowledged write (F6, S5), and of
+// two sinks sharded by resource stops only its own resources (P1, P3); a
 // coordinator SIGKILLed, and once with its data lost, keeps tokens rising
 // (L6) and still answers replays when its data survived (R3); two
 // coordinators on one sink grant overlapping leases, and the fence alone
@@ -33,6 +34,11 @@ async function more(s: Scenario, method: Operation['method'], count: number): Pr
   });
 }
 
+/** The sink a grant named (Lease.sink, P3). */
+function sinkOf(op: Operation): string {
+  return (op.outcome as unknown as { response: { lease: { sink: { name: string } } } }).response.lease.sink.name;
+}
+
 /** Tokens granted per resource, in the order the grants were acknowledged. */
 function grantsByResource(operations: readonly Operation[]): Map<string, bigint[]> {
   const byResource = new Map<string, bigint[]>();
@@ -61,6 +67,45 @@ describe('crash scenarios', { timeout: 120_000 }, () => {
     expect(fault?.name).toBe('crash');
     const before = history.operations.filter((op) => ok('Write')(op) && op.completedMs < fault!.startMs);
     expect(before.length).toBeGreaterThanOrEqual(8);
+  });
+
+  it("7b. two sinks sharded by resource, one SIGKILLed: the other sink's resources keep going (P1, P3), and nothing acknowledged is lost", async () => {
+    const s = await scenario('sink_shard_crash', { workers: WORKERS, sinks: 2 });
+    // Rendezvous hashing puts job-1 on one sink and job-2 on the other; the grants say which.
+    await Promise.all(WORKERS.map((owner, i) => s.worker(owner, looping(`job-${(i % 2) + 1}`))));
+    await more(s, 'Write', 8);
+    const owners = new Map(
+      s.operations.filter(ok('Acquire')).map((op) => [String(op.request.resource), sinkOf(op)] as const),
+    );
+    expect(new Set(owners.values())).toEqual(new Set(['sink-1', 'sink-2']));
+    const down = owners.get('job-2')!;
+    const restart = await s.inject(crash(s.cluster, down as 'sink-1' | 'sink-2'));
+    const crashedAt = performance.timeOrigin + performance.now();
+    // Availability isolation: job-1's sink keeps granting and storing while job-2's is down.
+    const writesOn = (resource: string, after: number) =>
+      s.operations.filter((op) => ok('Write')(op) && op.request.resource === resource && op.invokedMs > after);
+    await eventually(() => (writesOn('job-1', crashedAt).length >= 4 ? true : undefined), {
+      timeoutMs: 30_000,
+      what: `4 writes on job-1 while ${down} is down`,
+    });
+    expect(writesOn('job-2', crashedAt)).toEqual([]);
+    expect(s.operations.some((op) => op.request.resource === 'job-2' && op.invokedMs > crashedAt)).toBe(true);
+    await restart();
+    const restartedAt = performance.timeOrigin + performance.now();
+    await eventually(() => (writesOn('job-2', restartedAt).length >= 2 ? true : undefined), {
+      timeoutMs: 30_000,
+      what: `job-2 written again once ${down} is back`,
+    });
+    const { violations, history } = await s.verdict();
+    expect(violations).toEqual([]);
+    // S5 judged on each sink's own final state: job-2's writes acknowledged before the crash are on the restarted sink.
+    const before = history.operations.filter(
+      (op) => ok('Write')(op) && op.request.resource === 'job-2' && op.completedMs < crashedAt,
+    );
+    expect(before.length).toBeGreaterThan(0);
+    for (const op of before)
+      expect(history.final.results['job-2']?.[String(op.request.result_id)]?.payload).toBe(op.request.payload);
+    expect(history.final.misplaced).toEqual([]);
   });
 
   it('8a. coordinator SIGKILL and restart under load: tokens keep increasing', async () => {
