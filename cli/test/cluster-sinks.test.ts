@@ -105,6 +105,26 @@ describe('fencer cluster --sinks', () => {
     }
   });
 
+  it('refuses sinks and a coordinator on one port before anything starts', async () => {
+    const data = join(dir.path, 'clash');
+    const { code, stderr } = await runFencer([
+      'cluster',
+      '--sinks',
+      '2',
+      '--sink-listen',
+      '127.0.0.1:50042',
+      '--coordinator-listen',
+      '127.0.0.1:50052',
+      '--data',
+      data,
+    ]);
+    expect([code, stderr.trim()]).toEqual([
+      1,
+      'error: the sink-2 and the coordinator would both listen on 127.0.0.1:50052: give them other addresses',
+    ]);
+    expect(existsSync(data)).toBe(false);
+  });
+
   it('rejects a count that is not a positive integer with one line and exit 1', async () => {
     const { code, stderr } = await runFencer(['cluster', '--sinks', '0']);
     expect(code).toBe(1);

@@ -266,6 +266,30 @@ export class ClusterStartError extends Error {
 export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const data = resolve(options.data);
   const { replicas: replicaOptions } = options;
+  const sinkCount = options.sinks ?? 1;
+  const sinkNames = Array.from({ length: sinkCount }, (_, index) => sinkName(index + 1, sinkCount));
+  // The one coordinator, or the replicas' names in start order.
+  const coordinators: readonly ('coordinator' | ReplicaName)[] = replicaOptions
+    ? Array.from({ length: replicaOptions.count }, (_, index) => replicaName(index + 1))
+    : ['coordinator'];
+  // Two children on one fixed port would fail only once the second starts.
+  const listens = [
+    ...sinkNames.map((name, index) => [name, sinkListen(options.sinkListen, index + 1, sinkCount)] as const),
+    ...coordinators.map(
+      (name, index) =>
+        [
+          name,
+          name === 'coordinator' ? options.coordinatorListen : replicaListen(options.coordinatorListen, index + 1),
+        ] as const,
+    ),
+  ];
+  for (const [index, [name, listen]] of listens.entries()) {
+    const other = listens.slice(0, index).find(([, earlier]) => earlier === listen);
+    if (other && !listen.endsWith(':0'))
+      throw new ConfigError(
+        `the ${other[0]} and the ${name} would both listen on ${listen}: give them other addresses`,
+      );
+  }
   // Before anything starts, so there is nothing to stop.
   if (replicaOptions && replicaOptions.etcd === undefined && findEtcd() === undefined)
     throw new ClusterStartError(
@@ -280,12 +304,6 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   }
   const credentials = options.insecure ? null : ensureCredentials(data, options.workers);
   const logOf = (name: string) => join(data, 'logs', `${name}.log`);
-  const sinkCount = options.sinks ?? 1;
-  const sinkNames = Array.from({ length: sinkCount }, (_, index) => sinkName(index + 1, sinkCount));
-  // The one coordinator, or the replicas' names in start order.
-  const coordinators: readonly ('coordinator' | ReplicaName)[] = replicaOptions
-    ? Array.from({ length: replicaOptions.count }, (_, index) => replicaName(index + 1))
-    : ['coordinator'];
   const logs = { toxiproxy: logOf('toxiproxy'), sink: logOf(sinkNames[0]!), coordinator: logOf(coordinators[0]!) };
   const proxies: Proxy[] = [];
   // Each process's current child, and its arguments for a given listen

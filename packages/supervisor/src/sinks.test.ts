@@ -22,12 +22,13 @@ describe('a cluster’s sinks', () => {
     expect(sinkProxyNames(2, 2, '', 1).coordinatorToSink).toBe('coordinator_1_to_sink_2');
   });
 
-  it('listen from the given address up, one port each', () => {
+  it('listen from the given address up, ten ports apart, clear of the coordinator’s ports above the first', () => {
     expect(sinkListen('127.0.0.1:50051', 1, 1)).toBe('127.0.0.1:50051');
-    expect(sinkListen('127.0.0.1:50051', 2, 2)).toBe('127.0.0.1:50052');
+    expect(sinkListen('127.0.0.1:50051', 1, 2)).toBe('127.0.0.1:50051');
+    expect(sinkListen('127.0.0.1:50051', 3, 3)).toBe('127.0.0.1:50071');
     expect(sinkListen('127.0.0.1:0', 2, 2)).toBe('127.0.0.1:0');
-    expect(() => sinkListen('127.0.0.1:65535', 2, 2)).toThrow(ConfigError);
-    expect(() => sinkListen('127.0.0.1:65535', 2, 2)).toThrow(/sink 2 would listen on port 65536/);
+    expect(() => sinkListen('127.0.0.1:65530', 2, 2)).toThrow(ConfigError);
+    expect(() => sinkListen('127.0.0.1:65530', 2, 2)).toThrow(/sink 2 would listen on port 65540/);
   });
 
   it('P1: give a coordinator the one sink bare (named default), several by name', () => {

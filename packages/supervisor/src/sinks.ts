@@ -36,10 +36,16 @@ export function sinkProxyNames(index: number, count: number, prefix = '', coordi
   };
 }
 
-/** Where sink `index` (from 1) of `count` listens, given the cluster's sink address (see listenUp). */
+/**
+ * Where sink `index` (from 1) of `count` listens, given the cluster's sink
+ * address: ten ports apart (50051, 50061...), so the coordinator's port
+ * just above the first sink's and its replicas' above it stay free (see listenUp).
+ */
 export function sinkListen(listen: string, index: number, count: number): string {
-  return count === 1 ? listen : listenUp(listen, index, `sink ${index}`);
+  return count === 1 ? listen : listenUp(listen, index, `sink ${index}`, SINK_PORT_STEP);
 }
+
+const SINK_PORT_STEP = 10;
 
 /**
  * The `--sink` values a coordinator is given for sinks it dials at
