@@ -1,9 +1,12 @@
 // The single rule each other variant breaks, as a wrapper around the real
-// part: a write policy for the sink's engine, and wrappers of the
-// coordinator's sink port and core. Everything else is the real service.
+// part: a write policy for the sink's engine, a server interceptor of the
+// sink's, and wrappers of the coordinator's sink port, core and lease rules.
+// Everything else is the real service.
 import { randomUUID } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
+import { UINT64_MAX } from '@fencer/common';
 import { decideWrite, type WritePolicy } from '@fencer/sink';
-import type { CoordinatorApi, SinkPort } from '@fencer/coordinator';
+import type { CoordinatorApi, LeaseRules, SinkPort } from '@fencer/coordinator';
 
 /**
  * F1 broken: a token above the fence is judged as if it were the fence, so
@@ -36,6 +39,51 @@ export const staleAcceptingWrite: WritePolicy = (current, existing, attempt) =>
  * judged as decideWrite does.
  */
 export const overwritingWrite: WritePolicy = (current, _existing, attempt) => decideWrite(current, undefined, attempt);
+
+/**
+ * A5 broken: the caller's identity is dropped before the write is judged,
+ * as if auth were off, so a write under the fence's token is accepted from
+ * any worker, never OWNER_MISMATCH. F1 and F3 are judged as decideWrite does.
+ */
+export const ownerlessWrite: WritePolicy = (current, existing, attempt) =>
+  decideWrite(current, existing, { ...attempt, writer: null });
+
+/**
+ * The error model broken: every status but OK leaves with its code and
+ * message only, so no refusal carries google.rpc.ErrorInfo
+ * (grpc-status-details-bin) or the `fencing-reason` trailer, the only
+ * trailing metadata the sink sends. As a server interceptor outside the
+ * call gate, it strips the gate's refusals too. WriteStream's in-message
+ * refusals (this project's extension) keep their details.
+ */
+export const bareStatuses: grpc.ServerInterceptor = (_method, call) =>
+  new grpc.ServerInterceptingCall(call, {
+    sendStatus: (status, next) =>
+      next(status.code === grpc.status.OK ? status : { code: status.code, details: status.details }),
+  });
+
+/**
+ * L4 broken: a Renew checks that the grant is the holder's latest and was
+ * not released or fenced, but not whether it expired, so an expired lease
+ * that nobody took over is revived for a new TTL instead of LEASE_EXPIRED.
+ * Everything else (Describe, L2 for other owners, T1) judges expiry as the
+ * real core does.
+ */
+export function revivingRenewals(rules: LeaseRules): LeaseRules {
+  return { ...rules, renewable: (grant) => grant.ended === null };
+}
+
+/**
+ * T1 broken: where the real rule has no token left, the next token is kept
+ * at 2^64−1 instead of refused. So once a resource's fence is 2^64−1, an
+ * Acquire reserves 2^64−1 again and sends it to the sink, whose F4 refuses
+ * it (FENCE_REGRESSION), and L3's retry ends ABORTED FENCE_CONFLICT: a code
+ * clients retry, for a resource no retry can ever grant. Below the maximum,
+ * tokens are the real rule's.
+ */
+export function saturatingTokens(rules: LeaseRules): LeaseRules {
+  return { ...rules, tokenAfter: (floor) => rules.tokenAfter(floor) ?? UINT64_MAX };
+}
 
 /**
  * L3 broken: every AdvanceFence is reported done at once and only sent to

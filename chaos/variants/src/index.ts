@@ -5,9 +5,13 @@
 export { TwoStepEngine } from './two-step-engine.js';
 export { WORKER_CLOCK_HEADER, workerClockEnv } from './worker-clock.js';
 export {
+  bareStatuses,
   grantFirst,
   lenientWrite,
   overwritingWrite,
+  ownerlessWrite,
+  revivingRenewals,
+  saturatingTokens,
   staleAcceptingWrite,
   withoutRequestRecords,
 } from './broken-rules.js';

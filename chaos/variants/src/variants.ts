@@ -9,9 +9,13 @@ import { coordinatorCommand } from '@fencer/coordinator';
 import { createLogger } from '@fencer/server-kit';
 import { SinkEngine, sinkCommand } from '@fencer/sink';
 import {
+  bareStatuses,
   grantFirst,
   lenientWrite,
   overwritingWrite,
+  ownerlessWrite,
+  revivingRenewals,
+  saturatingTokens,
   staleAcceptingWrite,
   withoutRequestRecords,
 } from './broken-rules.js';
@@ -64,6 +68,18 @@ export const VARIANTS = Object.freeze({
     breaks: 'F3: a result id already written is written again with another payload (APPLIED), never RESULT_CONFLICT',
     command: () => sinkCommand({ engine: (store) => new SinkEngine(store, overwritingWrite) }),
   },
+  'ownerless-sink': {
+    service: 'sink',
+    breaks:
+      "A5: ignores the writer's identity, so a write under the fence's token is accepted from anyone, never OWNER_MISMATCH",
+    command: () => sinkCommand({ engine: (store) => new SinkEngine(store, ownerlessWrite) }),
+  },
+  'bare-errors-sink': {
+    service: 'sink',
+    breaks:
+      'errors: refusals carry their code and message only, with no ErrorInfo in grpc-status-details-bin and no fencing-reason trailer',
+    command: () => sinkCommand({ interceptors: [bareStatuses] }),
+  },
   'grant-first-coordinator': {
     service: 'coordinator',
     breaks: `L3: answers Acquire before the sink's fence moved (AdvanceFence sent ${GRANT_FIRST_DELAY_MS} ms later)`,
@@ -73,6 +89,18 @@ export const VARIANTS = Object.freeze({
     service: 'coordinator',
     breaks: 'R1: keeps no request-id records, so a retried Acquire can mint a second token (S2)',
     command: () => coordinatorCommand({ wrapCore: withoutRequestRecords }),
+  },
+  'reviving-coordinator': {
+    service: 'coordinator',
+    breaks:
+      "L4: a Renew of the holder's own expired lease (nobody took over) renews it for a new TTL instead of LEASE_EXPIRED",
+    command: () => coordinatorCommand({ wrapRules: revivingRenewals }),
+  },
+  'wrapping-coordinator': {
+    service: 'coordinator',
+    breaks:
+      'T1: past 2^64−1 the next token stays 2^64−1 instead of TOKEN_SPACE_EXHAUSTED, is sent to the sink again, and the Acquire ends ABORTED FENCE_CONFLICT',
+    command: () => coordinatorCommand({ wrapRules: saturatingTokens }),
   },
   'past-leader-lease-coordinator': {
     service: 'coordinator',

@@ -58,6 +58,13 @@ export interface ServerSpec {
    * setServing (H2); the server as a whole ('') is SERVING once bound either way.
    */
   readonly serving?: boolean;
+  /**
+   * Server interceptors placed outside the call gate, nearest the transport,
+   * so they see every status the server sends, the gate's refusals included;
+   * default none. A programmatic seam only: no flag reaches it, and only a
+   * deliberately broken variant (the chaos suite's negative controls) passes one.
+   */
+  readonly interceptors?: readonly grpc.ServerInterceptor[];
   readonly log: Logger;
 }
 
@@ -95,7 +102,8 @@ export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> 
   const server = new grpc.Server({
     'grpc.max_receive_message_length': 2 * spec.maxReceiveMessageBytes,
     ...grpcServerOptions(limits),
-    interceptors: [gate.interceptor],
+    // grpc-js wraps the call in these in order: the first is nearest the transport.
+    interceptors: [...(spec.interceptors ?? []), gate.interceptor],
   });
   server.addService(gate.definition, spec.handlers);
   const health = new HealthImplementation({ '': 'NOT_SERVING', [spec.serviceName]: 'NOT_SERVING' });

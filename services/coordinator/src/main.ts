@@ -31,6 +31,7 @@ import { LevelStore } from './adapters/level-store.js';
 import { SinkRouter } from './adapters/sink-router.js';
 import { startSweeper, type Sweeper } from './adapters/sweeper.js';
 import { Coordinator, type CoordinatorApi } from './core/coordinator.js';
+import { LEASE_RULES, type LeaseRules } from './core/lease-table.js';
 import { sinkFor, sinkSetChange } from './core/shards.js';
 import type { SinkPort } from './core/sink-port.js';
 import type { LeaseStore } from './core/store.js';
@@ -49,6 +50,8 @@ export interface CoordinatorSeams {
   readonly wrapSink?: (sink: SinkPort) => SinkPort;
   /** Wraps the core as the gRPC handlers call it; default none. */
   readonly wrapCore?: (core: CoordinatorApi) => CoordinatorApi;
+  /** Replaces L4's and T1's arithmetic inside the core (LeaseRules), given the real rules; default none. */
+  readonly wrapRules?: (rules: LeaseRules) => LeaseRules;
   /**
    * H2 and H5 broken, for a replica on etcd: its gate ignores the leader
    * lease and the election's depositions, so a term ends only when a
@@ -143,6 +146,7 @@ function openCore(
     limits: config.coreLimits,
     fenceOnExpiry: config.fenceOnExpiry,
     log,
+    rules: deps.wrapRules?.(LEASE_RULES) ?? LEASE_RULES,
   });
 }
 

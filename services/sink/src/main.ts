@@ -19,6 +19,7 @@ import {
   type MetricsEndpoint,
   type RunningServer,
 } from '@fencer/server-kit';
+import type * as grpc from '@grpc/grpc-js';
 import { SERVICE_NAMES, fencing } from '@fencer/proto';
 import { openLevelStore } from './adapters/level-store.js';
 import { SinkEngine, type SinkApi } from './core/sink-engine.js';
@@ -34,6 +35,8 @@ import { sinkHandlers } from './grpc/handlers.js';
 export interface SinkSeams {
   /** Builds the engine the gRPC handlers call, over the opened store; default the real SinkEngine. */
   readonly engine?: (store: SinkStore) => SinkApi;
+  /** Server interceptors outside the call gate, which see every status the sink sends; default none. */
+  readonly interceptors?: readonly grpc.ServerInterceptor[];
 }
 
 /** A sink running in this process. */
@@ -115,6 +118,7 @@ export async function startSink(config: SinkConfig, options: { log?: Logger } & 
       // sink hold before it is judged, as before the gate gave a reason.
       maxReceiveMessageBytes: Math.max(2 * 1024 * 1024, 2 * config.maxPayloadBytes),
       connectionLimits: config.connectionLimits,
+      ...(options.interceptors === undefined ? {} : { interceptors: options.interceptors }),
       log,
     });
     if (config.metrics !== undefined) metricsServer = await serveMetrics(config.metrics);

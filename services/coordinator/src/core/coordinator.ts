@@ -4,7 +4,7 @@
 // and the LeaseTable's decisions. No transport, no timers: the L8 and R3
 // sweeps are methods that an adapter calls on a schedule.
 import { KeyedLock, settleAll, unreachable, type Clock, type StoreFailedError } from '@fencer/common';
-import { LeaseTable, type Description, type Residency } from './lease-table.js';
+import { LeaseTable, type Description, type LeaseRules, type Residency } from './lease-table.js';
 import type { LeaseStore } from './store.js';
 import type { SinkAdvanceOutcome, SinkPort } from './sink-port.js';
 import type { AcquireParams, Grant, LeaseView, ReleaseParams, RenewParams, RequestRecord } from './model.js';
@@ -85,6 +85,8 @@ export interface CoreDeps {
   /** L8 is on (something calls `fenceExpiredLeases`): expired leases stay in memory until fenced. */
   readonly fenceOnExpiry: boolean;
   readonly log: CoreLog;
+  /** L4's and T1's arithmetic; default LEASE_RULES, another only in a deliberately broken variant. */
+  readonly rules?: LeaseRules;
 }
 
 /** What the gRPC handlers call on the core. */
@@ -117,10 +119,12 @@ export class Coordinator {
   #storeFailure: StoreFailedError | undefined;
 
   private constructor(private readonly deps: CoreDeps) {
-    this.#table = new LeaseTable(deps.clock, deps.requestRetentionMs, {
-      maxIdleResources: deps.limits.maxIdleResources,
-      fenceOnExpiry: deps.fenceOnExpiry,
-    });
+    this.#table = new LeaseTable(
+      deps.clock,
+      deps.requestRetentionMs,
+      { maxIdleResources: deps.limits.maxIdleResources, fenceOnExpiry: deps.fenceOnExpiry },
+      deps.rules,
+    );
     this.#rate = new RateLimiter(deps.clock, deps.limits.maxAcquiresPerSecond);
   }
 

@@ -104,6 +104,29 @@ export interface Description {
   readonly lastToken: bigint;
 }
 
+/**
+ * Two of the rules the table applies, as pure arithmetic: L4's (may the
+ * holder's Renew extend its grant now?) and T1's (the token after the
+ * highest one reserved or known). Production always uses LEASE_RULES; only a
+ * deliberately broken variant (the chaos suite's negative controls, through
+ * CoordinatorSeams.wrapRules) passes others.
+ */
+export interface LeaseRules {
+  /** L4 with L1: true only while `grant` is valid (not ended, `nowMs` < `expiresAtMs`). */
+  readonly renewable: (
+    grant: { readonly ended: Grant['ended']; readonly expiresAtMs: number },
+    nowMs: number,
+  ) => boolean;
+  /** T1: `floor` + 1, or undefined once that would pass 2^64−1 (never wrapped, never kept at the maximum). */
+  readonly tokenAfter: (floor: bigint) => bigint | undefined;
+}
+
+/** The rules as PROTOCOL.md states them. */
+export const LEASE_RULES: LeaseRules = Object.freeze<LeaseRules>({
+  renewable: (grant, nowMs) => isValid(grant, nowMs),
+  tokenAfter: (floor) => (floor < UINT64_MAX ? floor + 1n : undefined),
+});
+
 const L8_BACKOFF_FIRST_MS = 100;
 const L8_BACKOFF_MAX_MS = 5_000;
 
@@ -123,11 +146,15 @@ export class LeaseTable {
   /** Records per owner_id (V4 quota); an owner with none has no entry. */
   readonly #ownerRecords = new Map<string, number>();
 
-  /** @param requestRetentionMs how long request records are kept (R3), counted on `clock`. */
+  /**
+   * @param requestRetentionMs how long request records are kept (R3), counted on `clock`.
+   * @param rules L4's and T1's arithmetic; always LEASE_RULES but in a deliberately broken variant.
+   */
   constructor(
     private readonly clock: Clock,
     private readonly requestRetentionMs: number,
     private readonly residency: ResidencyOptions,
+    private readonly rules: LeaseRules = LEASE_RULES,
   ) {}
 
   /**
@@ -234,7 +261,7 @@ export class LeaseTable {
     let floor = entry.reserved;
     if (entry.sinkFence > floor) floor = entry.sinkFence;
     if (entry.latest && entry.latest.token > floor) floor = entry.latest.token;
-    return floor < UINT64_MAX ? floor + 1n : undefined;
+    return this.rules.tokenAfter(floor);
   }
 
   /** L4: NOT_LEASE_HOLDER first (someone else's or superseded), then LEASE_EXPIRED (even with no successor). */
@@ -243,7 +270,7 @@ export class LeaseTable {
     if (!latest || !isSameGrant(latest, params)) return { kind: 'not-holder' };
     const nowMs = this.clock.nowMs();
     // A released or fenced grant is over too: it cannot be revived (L4).
-    if (!isValid(latest, nowMs)) return { kind: 'expired' };
+    if (!this.rules.renewable(latest, nowMs)) return { kind: 'expired' };
     const ttlMs = params.ttlMs === 0 ? latest.ttlMs : params.ttlMs;
     return {
       kind: 'renew',
@@ -479,7 +506,7 @@ export class LeaseTable {
 }
 
 /** L1: valid while now < expiresAt; a released or fenced grant is never valid. */
-function isValid(grant: LiveGrant, nowMs: number): boolean {
+function isValid(grant: Pick<LiveGrant, 'ended' | 'expiresAtMs'>, nowMs: number): boolean {
   return grant.ended === null && nowMs < grant.expiresAtMs;
 }
 
