@@ -32,16 +32,22 @@ export interface SpawnReadyOptions {
   signal?: AbortSignal;
   /** Every stdout line, the ready line and those before and after it included. */
   onStdoutLine?: (line: string) => void;
+  /**
+   * The program that runs `script`; default this Node. Any program that
+   * prints the ready line will do (interop tests run a Python server).
+   */
+  interpreter?: string;
 }
 
 // Enough to explain a failed start: the reason is the last thing a child says.
 const STDERR_TAIL_CHARS = 64 * 1024;
 
 /**
- * Spawns `node <script> <args>` and resolves once it prints its ready line
- * (other stdout lines, JSON or not, are ignored). Rejects if it exits first,
- * is aborted, or is not ready in `timeoutMs` (then it is SIGKILLed) — always
- * only once the child has exited — with the tail of the child's stderr.
+ * Spawns `node <script> <args>` (`interpreter` in node's place, if given)
+ * and resolves once it prints its ready line (other stdout lines, JSON or
+ * not, are ignored). Rejects if it exits first, is aborted, or is not ready
+ * in `timeoutMs` (then it is SIGKILLed) — always only once the child has
+ * exited — with the tail of the child's stderr.
  */
 export function spawnReady(
   script: string,
@@ -52,7 +58,7 @@ export function spawnReady(
   // process dies, even by SIGKILL, the child reads end-of-file and stops
   // (whenParentGone), so no child outlives its supervisor.
   const stdio: StdioOptions = ['pipe', 'pipe', options.stderrFd ?? 'pipe'];
-  const child = spawn(process.execPath, [script, ...args], {
+  const child = spawn(options.interpreter ?? process.execPath, [script, ...args], {
     env: { ...process.env, [STOP_WITH_PARENT_ENV]: '1', ...options.env },
     stdio,
   });

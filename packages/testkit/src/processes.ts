@@ -59,11 +59,12 @@ export function runFencer(
  * Starts `fencer <args>` and resolves once it printed its ready line. Rejects
  * (and kills the child) if it exits first or is not ready within timeoutMs.
  * `bin` runs another script with fencer's command line instead (a
- * deliberately broken variant's, from @fencer/variants).
+ * deliberately broken variant's, from @fencer/variants), and `interpreter`
+ * runs `bin` with another program than Node (an implementation in Python).
  */
 export async function startFencer(
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; bin?: string } = {},
+  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; bin?: string; interpreter?: string } = {},
 ): Promise<FencerProcess> {
   let stderr = '';
   const { bin = fencerBin(), ...spawnOptions } = options;
