@@ -123,12 +123,16 @@ describe('an independent Sink in Python, held to fencer conformance', () => {
       F3: 'held',
       errors: 'held', // RESULT_NOT_FOUND from the Python sink, as ErrorInfo and trailer
       P4: 'held', // the Python sink that does not own a resource refuses its writes
-      V1: 'held', // checked at the coordinator (an Acquire): the sink's own V1 is below
+      V1: 'held', // checked at the coordinator (an Acquire)
+      V2: 'held', // the sink's own INVALID_FIELD for an empty result_id
+      F4: 'held', // AdvanceFence as the coordinator identity, straight to the Python sink
+      A5: 'held',
+      T1: 'held', // the Python sink's fence at 2^64−1, and the coordinator refuses to wrap
     });
     expect(run.code).toBe(0);
   });
 
-  it('keeps F4, A5, V1 and A4 at the sink, which the kit does not check yet', async () => {
+  it('keeps F4, A5, V1 and A4 at the sink, asked directly as well', async () => {
     const as = (identity: string) => sinkCalls(sinks[0]!, tokens[identity]);
     const [coord, a, b] = [as('coordinator'), as('worker-a'), as('worker-b')];
     const resource = `python-sink-${randomBytes(4).toString('hex')}`;

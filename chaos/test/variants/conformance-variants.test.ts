@@ -5,12 +5,10 @@
 // services hold them all (packages/conformance/test runs the kit, every rule
 // of it, against a secured sink and coordinator). Every deployment here runs
 // with credentials too, as A5 is only observable with two authenticated
-// workers. A variant whose rule the kit does not check (yet) is reported
-// skipped, never passed: the kit's A5, T1 and L4's LEASE_EXPIRED checks
-// are being written as this is.
+// workers.
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CHECKS, RULES } from '@fencer/conformance';
+import { RULES } from '@fencer/conformance';
 import { ensureCredentials } from '@fencer/supervisor';
 import { runFencer, startFencer, stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
 import { VARIANTS, variantBin, type VariantName } from '@fencer/variants';
@@ -60,17 +58,12 @@ async function deployment(variant: VariantName) {
   return { sink: sink.address, coordinator: coordinator.address };
 }
 
-/**
- * A variant, the rule it breaks, every rule the kit must fail on it, and
- * rules left out of the run; with `reason`, only a check of the rule that
- * expects that reason (its title names it) can see the breakage.
- */
+/** A variant, the rule it breaks, every rule the kit must fail on it, and rules left out of the run. */
 interface Case {
   readonly variant: VariantName;
   readonly breaks: string;
   readonly fails: readonly string[];
   readonly without?: readonly string[];
-  readonly reason?: string;
 }
 
 const CASES: readonly Case[] = [
@@ -78,39 +71,27 @@ const CASES: readonly Case[] = [
   { variant: 'overwriting-sink', breaks: 'F3', fails: ['F3'] },
   { variant: 'no-request-records-coordinator', breaks: 'R1', fails: ['R1', 'R2'] },
   { variant: 'ownerless-sink', breaks: 'A5', fails: ['A5'] },
-  // The kit's L4 checked NOT_LEASE_HOLDER before; this variant breaks the other half.
-  { variant: 'reviving-coordinator', breaks: 'L4', fails: ['L4'], reason: 'LEASE_EXPIRED' },
+  // L4's LEASE_EXPIRED half: the holder's Renew after expiry.
+  { variant: 'reviving-coordinator', breaks: 'L4', fails: ['L4'] },
   { variant: 'wrapping-coordinator', breaks: 'T1', fails: ['T1'] },
   {
     variant: 'bare-errors-sink',
     breaks: 'errors',
-    // F1, F3 and A5 fail with it: their checks expect the sink's reasons
-    // (STALE_TOKEN, RESULT_CONFLICT, OWNER_MISMATCH), which only ErrorInfo or
-    // the trailer carries. T1 is left out: the real coordinator cannot read
+    // F1, F3, F4, A5 and V2 fail with it: their checks expect the sink's
+    // reasons (STALE_TOKEN, RESULT_CONFLICT, FENCE_REGRESSION, OWNER_MISMATCH,
+    // the sink's INVALID_FIELD), which only ErrorInfo or the trailer carries. T1 is left out: the real coordinator cannot read
     // this sink's FENCE_REGRESSION either, so its Acquire ends SINK_UNAVAILABLE,
     // an UNAVAILABLE that the kit takes for no answer and ends the run on (exit 2).
-    fails: ['F1', 'F3', 'A5', 'errors'],
+    fails: ['F1', 'F3', 'F4', 'A5', 'V2', 'errors'],
     without: ['T1'],
   },
 ];
 
-/** Why the kit cannot judge `c` yet; undefined when it can. */
-function notCheckedYet(c: Case): string | undefined {
-  if (!RULES.includes(c.breaks)) return `the kit has no ${c.breaks} check yet`;
-  const { reason } = c;
-  if (reason !== undefined && !CHECKS.some((check) => check.rule === c.breaks && check.title.includes(reason)))
-    return `the kit's ${c.breaks} check does not expect ${reason} yet`;
-  return undefined;
-}
-
 describe('fencer conformance against broken variants', () => {
-  for (const c of CASES) {
-    const { variant, breaks, fails, without = [] } = c;
+  for (const { variant, breaks, fails, without = [] } of CASES) {
     const checked = RULES.filter((rule) => !without.includes(rule));
     const failing = fails.filter((rule) => checked.includes(rule)).sort();
-    const skipped = notCheckedYet(c);
-    const name = `${variant} fails ${breaks}, and exactly ${(skipped === undefined ? failing : fails).join(', ')}`;
-    it.skipIf(skipped !== undefined)(skipped === undefined ? name : `${name} (skipped: ${skipped})`, async () => {
+    it(`${variant} fails ${breaks}, and exactly ${failing.join(', ')}`, async () => {
       const { sink, coordinator } = await deployment(variant);
       const run = await runFencer([
         'conformance',

@@ -46,6 +46,7 @@ interface WireLease {
 }
 
 const TTL_MS = '30000';
+const MAX_TOKEN = '18446744073709551615';
 
 const describeRefusal = (r: Refusal) =>
   `${grpc.status[r.code] ?? r.code} ${r.errorInfo?.reason ?? r.trailer ?? '(no reason)'}${r.message ? `: ${r.message}` : ''}`;
@@ -143,8 +144,81 @@ async function write(
   );
 }
 
+/** The coordinator identity's caller (AdvanceFence, A1/A4); Skip without one in the credentials. */
+function coordinatorCaller(context: CheckContext): Caller {
+  const caller = context.wire.deployment.callers.coordinator;
+  if (!caller) throw new Skip('needs a credential of role coordinator in --credentials');
+  return caller;
+}
+
+/** Skip against --insecure services: the rule is about authenticated callers. */
+function secured(context: CheckContext): void {
+  if (workers(context)[0].token === undefined) throw new Skip('needs --credentials: the services run --insecure');
+}
+
+async function advanceFence(
+  context: CheckContext,
+  caller: Caller,
+  resource: string,
+  token: string,
+  grantId: string,
+  sink = 0,
+) {
+  return context.wire.sink<object, { fence: string }>(
+    'AdvanceFence',
+    { resource, token, grant_id: grantId, owner_id: workers(context)[0].identity },
+    caller,
+    sink,
+  );
+}
+
+/** A TTL the kit waits out (V2's least is 100 ms). */
+const SHORT_TTL_MS = 300;
+
+/** Acquires `resource` with a short TTL, then waits until the coordinator shows it no more (L1); Broken past 10 s. */
+async function expiredLease(context: CheckContext, caller: Caller, resource: string): Promise<WireLease> {
+  const answer = answered(
+    await context.wire.coordinator<object, { lease: WireLease | null }>(
+      'Acquire',
+      {
+        request_id: context.fresh('request'),
+        resource,
+        owner_id: caller.identity,
+        incarnation: '1',
+        ttl_ms: String(SHORT_TTL_MS),
+      },
+      caller,
+    ),
+    `Acquire of ${resource} for ${SHORT_TTL_MS} ms`,
+  );
+  if (!answer.lease) throw new Broken(`Acquire of ${resource} was answered without a lease`);
+  const deadline = performance.now() + 10_000;
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, SHORT_TTL_MS));
+    const described = answered(
+      await context.wire.coordinator<object, { lease: WireLease | null }>('Describe', { resource }, caller),
+      `Describe of ${resource}`,
+    );
+    if (!described.lease) return answer.lease;
+    if (performance.now() > deadline)
+      throw new Broken(`a lease of ${SHORT_TTL_MS} ms on ${resource} was still described 10 s later (L1)`);
+  }
+}
+
 /** Every check, in the order of docs/PROTOCOL.md. */
 export const CHECKS: readonly Check[] = [
+  {
+    rule: 'L1',
+    title: `a lease ends after its TTL (${SHORT_TTL_MS} ms) on the coordinator's clock; another owner then gets a larger token`,
+    async run(context) {
+      const [a, b] = workers(context);
+      const resource = context.fresh('job');
+      const old = await expiredLease(context, a, resource);
+      const next = await grant(context, b, resource);
+      if (BigInt(next.token) <= BigInt(old.token))
+        throw new Broken(`token ${next.token} granted after the expired token ${old.token} (L6)`);
+    },
+  },
   {
     rule: 'L3',
     title: "an Acquire is answered only once the sink's fence is the granted token",
@@ -182,7 +256,8 @@ export const CHECKS: readonly Check[] = [
   },
   {
     rule: 'L4',
-    title: 'a Renew by someone other than the holder is FAILED_PRECONDITION NOT_LEASE_HOLDER',
+    title:
+      "a Renew by someone other than the holder is FAILED_PRECONDITION NOT_LEASE_HOLDER; the holder's Renew after expiry is LEASE_EXPIRED",
     async run(context) {
       const [a, b] = workers(context);
       const lease = await grant(context, a, context.fresh('job'));
@@ -196,6 +271,17 @@ export const CHECKS: readonly Check[] = [
         grpc.status.FAILED_PRECONDITION,
         'NOT_LEASE_HOLDER',
         `${b.identity}'s Renew of ${a.identity}'s lease`,
+      );
+      const expired = await expiredLease(context, a, context.fresh('job'));
+      refused(
+        await context.wire.coordinator<object, unknown>(
+          'Renew',
+          { resource: expired.resource, owner_id: a.identity, incarnation: '1', token: expired.token, ttl_ms: '0' },
+          a,
+        ),
+        grpc.status.FAILED_PRECONDITION,
+        'LEASE_EXPIRED',
+        `the holder's Renew of its expired lease, nobody having taken over`,
       );
     },
   },
@@ -315,6 +401,115 @@ export const CHECKS: readonly Check[] = [
     },
   },
   {
+    rule: 'F4',
+    title: 'AdvanceFence moves the fence only up; the same grant again is accepted; anything else is FENCE_REGRESSION',
+    async run(context) {
+      const coordinator = coordinatorCaller(context);
+      const resource = context.fresh('fenced');
+      const grantId = context.fresh('grant');
+      answered(await advanceFence(context, coordinator, resource, '5', grantId), 'AdvanceFence to 5');
+      answered(await advanceFence(context, coordinator, resource, '5', grantId), 'the same AdvanceFence again');
+      for (const [token, grantOf] of [
+        ['5', context.fresh('grant')],
+        ['3', context.fresh('grant')],
+      ] as const) {
+        refused(
+          await advanceFence(context, coordinator, resource, token, grantOf),
+          grpc.status.FAILED_PRECONDITION,
+          'FENCE_REGRESSION',
+          `AdvanceFence to ${token} of another grant, once the fence is 5`,
+        );
+      }
+    },
+  },
+  {
+    rule: 'F5',
+    title: "lease expiry alone does not fence: with no successor the expired holder's write is still APPLIED",
+    async run(context) {
+      const [a] = workers(context);
+      const resource = context.fresh('job');
+      const expired = await expiredLease(context, a, resource);
+      const { index } = await owningSink(context, resource);
+      const answer = await write(context, a, resource, expired.token, context.fresh('result'), 'late', index);
+      if (!answer.ok && (answer.refusal.errorInfo?.reason ?? answer.refusal.trailer) === 'STALE_TOKEN')
+        throw new Skip('the deployment fences on expiry (L8, fence-on-expiry): F5 does not apply');
+      const outcome = answered(answer, "the expired holder's Write");
+      if (outcome.outcome !== 'APPLIED') throw new Broken(`the expired holder's Write was ${outcome.outcome}`);
+    },
+  },
+  {
+    rule: 'A2',
+    title: 'a call without credentials, or with unknown ones, is UNAUTHENTICATED',
+    async run(context) {
+      secured(context);
+      for (const [caller, what] of [
+        [{ identity: workers(context)[0].identity, token: undefined }, 'no credentials'],
+        [{ identity: workers(context)[0].identity, token: `unknown-${randomUUID()}` }, 'an unknown bearer token'],
+      ] as const) {
+        const answer = await acquire(context, caller, context.fresh('job'));
+        if (answer.ok || answer.refusal.code !== grpc.status.UNAUTHENTICATED)
+          throw new Broken(
+            `an Acquire with ${what} was ${answer.ok ? 'answered' : describeRefusal(answer.refusal)}, not UNAUTHENTICATED`,
+          );
+      }
+    },
+  },
+  {
+    rule: 'A3',
+    title: "a worker's owner_id must be its own identity: PERMISSION_DENIED OWNER_MISMATCH",
+    async run(context) {
+      secured(context);
+      const [a, b] = workers(context);
+      refused(
+        await context.wire.coordinator<object, unknown>(
+          'Acquire',
+          {
+            request_id: context.fresh('request'),
+            resource: context.fresh('job'),
+            owner_id: b.identity,
+            incarnation: '1',
+            ttl_ms: TTL_MS,
+          },
+          a,
+        ),
+        grpc.status.PERMISSION_DENIED,
+        'OWNER_MISMATCH',
+        `${a.identity}'s Acquire as ${b.identity}`,
+      );
+    },
+  },
+  {
+    rule: 'A4',
+    title: "only the coordinator may call AdvanceFence: a worker's is PERMISSION_DENIED",
+    async run(context) {
+      secured(context);
+      const [a] = workers(context);
+      const answer = await advanceFence(context, a, context.fresh('fenced'), '1', context.fresh('grant'));
+      if (answer.ok || answer.refusal.code !== grpc.status.PERMISSION_DENIED)
+        throw new Broken(
+          `a worker's AdvanceFence was ${answer.ok ? 'answered' : describeRefusal(answer.refusal)}, not PERMISSION_DENIED`,
+        );
+    },
+  },
+  {
+    rule: 'A5',
+    title:
+      "a token is not a capability: another worker's Write under the holder's token is PERMISSION_DENIED OWNER_MISMATCH",
+    async run(context) {
+      secured(context);
+      const [a, b] = workers(context);
+      const resource = context.fresh('job');
+      const lease = await grant(context, a, resource);
+      const { index } = await owningSink(context, resource);
+      refused(
+        await write(context, b, resource, lease.token, context.fresh('result'), 'usurped', index),
+        grpc.status.PERMISSION_DENIED,
+        'OWNER_MISMATCH',
+        `${b.identity}'s Write under ${a.identity}'s token ${lease.token}`,
+      );
+    },
+  },
+  {
     rule: 'errors',
     title:
       'a refusal carries google.rpc.ErrorInfo (domain fencing.v1) and the same reason in the fencing-reason trailer',
@@ -349,6 +544,64 @@ export const CHECKS: readonly Check[] = [
           `INVALID_FIELD without a violation of field "resource": ${JSON.stringify(refusal.fieldViolations)}`,
         );
       }
+    },
+  },
+  {
+    rule: 'V2',
+    title:
+      'an id with a control character, and a TTL under 100 ms, are INVALID_ARGUMENT INVALID_FIELD naming the field',
+    async run(context) {
+      const [a] = workers(context);
+      const cases = [
+        ['resource', { resource: `${context.fresh('job')}\u0007`, ttl_ms: TTL_MS }],
+        ['ttl_ms', { resource: context.fresh('job'), ttl_ms: '50' }],
+      ] as const;
+      for (const [field, fields] of cases) {
+        const refusal = refused(
+          await context.wire.coordinator<object, unknown>(
+            'Acquire',
+            { request_id: context.fresh('request'), owner_id: a.identity, incarnation: '1', ...fields },
+            a,
+          ),
+          grpc.status.INVALID_ARGUMENT,
+          'INVALID_FIELD',
+          `an Acquire with a bad ${field}`,
+        );
+        if (!refusal.fieldViolations.some((violation) => violation.field === field))
+          throw new Broken(
+            `INVALID_FIELD without a violation of field "${field}": ${JSON.stringify(refusal.fieldViolations)}`,
+          );
+      }
+      // The sink validates on its own (V1): a Write with an empty result_id.
+      const refusal = refused(
+        await write(context, a, context.fresh('job'), '1', '', 'x'),
+        grpc.status.INVALID_ARGUMENT,
+        'INVALID_FIELD',
+        'a Write with result_id ""',
+      );
+      if (!refusal.fieldViolations.some((violation) => violation.field === 'result_id'))
+        throw new Broken(`the sink's INVALID_FIELD names no result_id: ${JSON.stringify(refusal.fieldViolations)}`);
+    },
+  },
+  {
+    rule: 'T1',
+    title: 'past token 2^64−1 an Acquire is RESOURCE_EXHAUSTED TOKEN_SPACE_EXHAUSTED: no token wraps',
+    async run(context) {
+      const coordinator = coordinatorCaller(context);
+      const [a] = workers(context);
+      const resource = context.fresh('job');
+      answered(await release(context, a, await grant(context, a, resource)), 'the Release');
+      const { index } = await owningSink(context, resource);
+      answered(
+        await advanceFence(context, coordinator, resource, MAX_TOKEN, context.fresh('grant'), index),
+        `AdvanceFence of ${resource} to ${MAX_TOKEN}`,
+      );
+      refused(
+        await acquire(context, a, resource),
+        grpc.status.RESOURCE_EXHAUSTED,
+        'TOKEN_SPACE_EXHAUSTED',
+        `an Acquire once the fence is ${MAX_TOKEN}`,
+      );
     },
   },
   {

@@ -83,7 +83,7 @@ export class Wire {
 
   /** A Sink RPC on the first sink (or `index`), as `caller`. */
   sink<Req, Res>(
-    method: 'Write' | 'Read' | 'GetFence',
+    method: 'Write' | 'Read' | 'GetFence' | 'AdvanceFence',
     request: Req,
     caller: Caller | undefined,
     index = 0,
