@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { ERROR_DOMAIN } from '@fencer/proto';
+import { healthStatus } from '@fencer/supervisor';
 import type { Answer, Caller, Refusal, Wire } from './wire.js';
 
 /** What one check found. */
@@ -602,6 +603,31 @@ export const CHECKS: readonly Check[] = [
         'TOKEN_SPACE_EXHAUSTED',
         `an Acquire once the fence is ${MAX_TOKEN}`,
       );
+    },
+  },
+  {
+    rule: 'health',
+    title: 'grpc.health.v1 says fencing.v1.Sink SERVING on every sink, fencing.v1.Coordinator on a coordinator',
+    async run(context) {
+      const { sinks, coordinators, tls, timeoutMs } = context.wire.deployment;
+      const status = async (address: string, service: string) => {
+        try {
+          return await healthStatus(address, service, timeoutMs, tls);
+        } catch (error) {
+          const { code } = error as grpc.ServiceError;
+          if (code === grpc.status.UNIMPLEMENTED) throw new Skip(`${address} serves no grpc.health.v1.Health`);
+          if (SILENT.includes(code)) throw new Error(`health of ${address} got no answer: is the deployment up?`);
+          return grpc.status[code] ?? String(code);
+        }
+      };
+      for (const sink of sinks) {
+        const answer = await status(sink, 'fencing.v1.Sink');
+        if (answer !== 'SERVING') throw new Broken(`${sink} says fencing.v1.Sink is ${answer}`);
+      }
+      // With replicas only the leader serves (H2): one SERVING is the rule.
+      const answers = await Promise.all(coordinators.map((address) => status(address, 'fencing.v1.Coordinator')));
+      if (!answers.includes('SERVING'))
+        throw new Broken(`no coordinator says fencing.v1.Coordinator is SERVING: ${answers.join(', ')}`);
     },
   },
   {
