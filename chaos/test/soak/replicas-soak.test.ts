@@ -2,6 +2,7 @@
 // on etcd, under the replica faults beside the others, checked S1–S6 and
 // against the lock model; and the one flag error of its own.
 import { describe, expect, it } from 'vitest';
+import { expectSafeRun } from './helpers.js';
 import { runFencer } from '@fencer/testkit';
 import { REPLICA_SOAK_KINDS } from '../../src/index.js';
 
@@ -11,23 +12,13 @@ describe('fencer chaos --replicas', () => {
   it(
     `a ${SECONDS} s soak on two replicas under every replica fault holds S1–S6 and the lock model`,
     async () => {
-      const { code, stdout, stderr } = await runFencer(['chaos', '--replicas', '2', '--seconds', String(SECONDS)], {
+      const run = await runFencer(['chaos', '--replicas', '2', '--seconds', String(SECONDS)], {
         timeoutMs: (SECONDS + 120) * 1_000,
       });
-      const seed = /seed (\d+)/.exec(stdout)?.[1];
-      // A run that fails says why on stderr, among the progress lines: keep only what is not progress.
-      const errors = stderr
-        .split('\n')
-        .filter((line) => line.trim() !== '' && !line.startsWith('['))
-        .slice(-15);
-      expect(
-        { code, verdict: stdout.split('\n').at(-2) },
-        // The summary's tail names each violation, so a failure here can be read without a replay.
-        `seed ${seed}\n${stdout.split('\n').slice(-25).join('\n')}\n--- stderr ---\n${errors.join('\n')}`,
-      ).toMatchObject({ code: 0, verdict: 'verdict: S1–S6 and the lock model held' });
-      expect(stdout).toContain('2 coordinator replicas on etcd');
+      const seed = expectSafeRun(run);
+      expect(run.stdout).toContain('2 coordinator replicas on etcd');
       // The schedule deals every kind once before any comes again: each replica fault struck.
-      const faults = /faults \(([^)]*)\)/.exec(stdout)![1]!;
+      const faults = /faults \(([^)]*)\)/.exec(run.stdout)![1]!;
       for (const kind of REPLICA_SOAK_KINDS) expect(faults, `seed ${seed}`).toMatch(new RegExp(`(^|, )${kind} \\d+`));
       for (const kind of ['crash-wipe', 'split-brain', 'clock-skew']) expect(faults).not.toContain(kind);
     },
