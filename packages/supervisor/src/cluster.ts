@@ -22,6 +22,7 @@ import {
   replicaName,
   replicaProxyNames,
   replicaStoreArgs,
+  REPLICA_READY_MS,
   type EtcdMemberName,
   type ReplicaLinks,
   type ReplicaName,
@@ -347,7 +348,13 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     const script = service === 'toxiproxy' ? undefined : options.binaries?.[service];
     const env = service === 'toxiproxy' ? undefined : options.env?.[service];
     const log = logOf(name);
-    const child = await spawnLogged(name, [service, ...args(listen)], log, options.signal, script, env);
+    // A replica waits for etcd at start (a restart while etcd has no quorum), up to its --etcd-wait-ms.
+    const readyTimeoutMs = replicaOptions && service === 'coordinator' ? REPLICA_READY_MS : undefined;
+    const child = await spawnLogged(name, [service, ...args(listen)], log, options.signal, {
+      ...(script === undefined ? {} : { script }),
+      ...(env === undefined ? {} : { env }),
+      ...(readyTimeoutMs === undefined ? {} : { readyTimeoutMs }),
+    });
     running.set(name, { child, args });
     void child.exited.then(({ code, signal }) => {
       if (!stopping && !expectedExits.has(child)) reportExit({ service: name, code, signal, log });
@@ -606,24 +613,37 @@ function serviceOf(name: ProcessName): ClusterService {
   return name as ClusterService;
 }
 
+/** How spawnLogged starts a child, beyond its arguments. */
+export interface SpawnLoggedOptions {
+  /** Runs instead of fencer. */
+  script?: string;
+  /** Added to its environment. */
+  env?: NodeJS.ProcessEnv;
+  /** How long it may take to be ready (spawnReady's default otherwise). */
+  readyTimeoutMs?: number;
+}
+
 /**
  * Starts `fencer <args>` with its stderr appended to `log`, and resolves
  * once it is ready. A child that does not start is a ClusterStartError
  * naming it (`what`) with its own last log line; aborting `signal` first
- * rejects with the signal's reason. `script` runs instead of fencer; `env`
- * is added to its environment.
+ * rejects with the signal's reason.
  */
 export async function spawnLogged(
   what: string,
   args: readonly string[],
   log: string,
   signal?: AbortSignal,
-  script: string = fencerBin(),
-  env?: NodeJS.ProcessEnv,
+  { script = fencerBin(), env, readyTimeoutMs }: SpawnLoggedOptions = {},
 ): Promise<ReadyChild> {
   const logFd = openSync(log, 'a');
   try {
-    return await spawnReady(script, args, { stderrFd: logFd, ...(signal ? { signal } : {}), ...(env ? { env } : {}) });
+    return await spawnReady(script, args, {
+      stderrFd: logFd,
+      ...(signal ? { signal } : {}),
+      ...(env ? { env } : {}),
+      ...(readyTimeoutMs === undefined ? {} : { timeoutMs: readyTimeoutMs }),
+    });
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
     // The child's own one-line reason is the last line of its log.

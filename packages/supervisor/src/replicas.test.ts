@@ -43,7 +43,7 @@ describe('coordinator replicas', () => {
     expect(() => replicaListen('127.0.0.1:65535', 2)).toThrow(/coordinator replica 2 would listen on port 65536/);
   });
 
-  it('H1, H2: start on the etcd store, dialling every endpoint, advertising the given address', () => {
+  it('H1, H2, H6: start on the etcd store, dialling every endpoint, advertising the given address, waiting for etcd', () => {
     expect(replicaStoreArgs(['127.0.0.1:7001', '127.0.0.1:7002'], '127.0.0.1:6000')).toEqual([
       '--store',
       'etcd',
@@ -51,6 +51,8 @@ describe('coordinator replicas', () => {
       '127.0.0.1:7001,127.0.0.1:7002',
       '--advertise',
       '127.0.0.1:6000',
+      '--etcd-wait-ms',
+      '60000',
     ]);
   });
 });

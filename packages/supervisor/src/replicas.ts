@@ -60,5 +60,23 @@ export function replicaListen(coordinatorListen: string, index: number): string 
  * callers to go to.
  */
 export function replicaStoreArgs(etcd: readonly string[], advertise: string): string[] {
-  return ['--store', 'etcd', '--etcd', etcd.join(','), '--advertise', advertise];
+  return [
+    '--store',
+    'etcd',
+    '--etcd',
+    etcd.join(','),
+    '--advertise',
+    advertise,
+    '--etcd-wait-ms',
+    String(REPLICA_ETCD_WAIT_MS),
+  ];
 }
+
+/**
+ * How long a cluster's replica waits for etcd at start: a fault may restart
+ * it while another keeps etcd without a quorum, and it must come up once
+ * the quorum is back, as a running replica would (H6).
+ */
+export const REPLICA_ETCD_WAIT_MS = 60_000;
+/** How long a cluster's replica may take to be ready: its wait for etcd, then its start. */
+export const REPLICA_READY_MS = REPLICA_ETCD_WAIT_MS + 15_000;

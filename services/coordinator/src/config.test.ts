@@ -168,6 +168,7 @@ describe('coordinator configuration', () => {
       prefix: '/fencer/v1/',
       leaderTtlMs: 5_000,
       advertise: undefined,
+      waitMs: 10_000,
     });
     expect(Object.isFrozen(config.etcd)).toBe(true);
   });
@@ -181,6 +182,7 @@ describe('coordinator configuration', () => {
     ],
     [['--etcd', '127.0.0.1:2379'], /^--etcd is only read with --store etcd$/],
     [['--advertise', '127.0.0.1:1'], /^--advertise is only read with --store etcd$/],
+    [['--etcd-wait-ms', '1000'], /^--etcd-wait-ms is only read with --store etcd$/],
   ])('refuses %j with a one-line config error naming the flag', async (args, message) => {
     const error = await parse(['--insecure', ...args]).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'fencer.config' });

@@ -46,6 +46,8 @@ export const STORE_KINDS: readonly StoreKind[] = ['level', 'etcd'];
 export const DEFAULT_LEADER_TTL_MS = 5_000;
 /** The shortest --leader-ttl-ms: etcd leases are whole seconds, and the leader renews several times per TTL (H2). */
 export const MIN_LEADER_TTL_MS = 1_000;
+/** The default --etcd-wait-ms: long enough for an etcd that is itself starting. */
+export const DEFAULT_ETCD_WAIT_MS = 10_000;
 
 /** A replica's etcd settings (H1, H2), with --store etcd. */
 export interface EtcdConfig {
@@ -57,6 +59,8 @@ export interface EtcdConfig {
   readonly leaderTtlMs: number;
   /** HOST:PORT clients are sent to while this replica leads (--advertise); undefined: the address it listens on. */
   readonly advertise: string | undefined;
+  /** How long a starting replica asks an unreachable or quorumless etcd again before it exits (--etcd-wait-ms). */
+  readonly waitMs: number;
 }
 
 /** A validated, frozen coordinator configuration. */
@@ -118,6 +122,7 @@ interface RawOptions extends TlsFlags, Partial<Record<keyof CoreLimits | keyof C
   etcdPrefix?: string;
   leaderTtlMs?: number;
   advertise?: string;
+  etcdWaitMs?: number;
 }
 
 /** Validates parsed options (reading the credentials and sink token files) into a frozen config. Throws ConfigError. */
@@ -210,15 +215,20 @@ function etcdConfig(options: RawOptions): EtcdConfig | null {
   if (options.store !== 'etcd') {
     if (options.etcd !== undefined) throw new ConfigError('--etcd is only read with --store etcd');
     if (options.advertise !== undefined) throw new ConfigError('--advertise is only read with --store etcd');
+    if (options.etcdWaitMs !== undefined) throw new ConfigError('--etcd-wait-ms is only read with --store etcd');
     return null;
   }
   if (options.etcd === undefined)
     throw new ConfigError('--store etcd needs --etcd HOST:PORT[,HOST:PORT...], the etcd members to use');
-  const { etcdPrefix: prefix = DEFAULT_ETCD_PREFIX, leaderTtlMs = DEFAULT_LEADER_TTL_MS } = options;
+  const {
+    etcdPrefix: prefix = DEFAULT_ETCD_PREFIX,
+    leaderTtlMs = DEFAULT_LEADER_TTL_MS,
+    etcdWaitMs: waitMs = DEFAULT_ETCD_WAIT_MS,
+  } = options;
   if (!prefix.endsWith('/')) throw new ConfigError(`--etcd-prefix must end with '/' (got ${JSON.stringify(prefix)})`);
   if (leaderTtlMs < MIN_LEADER_TTL_MS)
     throw new ConfigError(`--leader-ttl-ms must be at least ${MIN_LEADER_TTL_MS} (etcd leases are whole seconds)`);
-  return Object.freeze({ endpoints: options.etcd, prefix, leaderTtlMs, advertise: options.advertise });
+  return Object.freeze({ endpoints: options.etcd, prefix, leaderTtlMs, advertise: options.advertise, waitMs });
 }
 
 /** The bearer token in `path`, surrounding whitespace ignored. Throws ConfigError if unreadable, empty or not one token. */
@@ -302,6 +312,12 @@ export function buildCoordinatorCommand(run: (config: CoordinatorConfig) => Prom
       new Option('--leader-ttl-ms <n>', "the leader election session's TTL; a dead leader is replaced within it (H2)")
         .env('FENCER_COORDINATOR_LEADER_TTL_MS')
         .default(DEFAULT_LEADER_TTL_MS)
+        .argParser(positiveInteger),
+      new Option(
+        '--etcd-wait-ms <n>',
+        `how long a starting replica asks an unreachable etcd again before it exits (default ${DEFAULT_ETCD_WAIT_MS})`,
+      )
+        .env('FENCER_COORDINATOR_ETCD_WAIT_MS')
         .argParser(positiveInteger),
       new Option('--advertise <host:port>', 'the address standbys send clients to while this replica leads (H2, H7)')
         .env('FENCER_COORDINATOR_ADVERTISE')

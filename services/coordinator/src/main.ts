@@ -26,7 +26,7 @@ import { Etcd3, isRecoverableError } from 'etcd3';
 import { NotLeaderError, StoreFailedError, systemClock, type Clock } from '@fencer/common';
 import { SERVICE_NAMES, fencing } from '@fencer/proto';
 import { EtcdLeadership } from './adapters/etcd-leadership.js';
-import { EtcdStore, type LeadershipGuard } from './adapters/etcd-store.js';
+import { EtcdStore, EtcdTimeoutError, type LeadershipGuard } from './adapters/etcd-store.js';
 import { LevelStore } from './adapters/level-store.js';
 import { SinkRouter } from './adapters/sink-router.js';
 import { startSweeper, type Sweeper } from './adapters/sweeper.js';
@@ -286,7 +286,6 @@ export async function startCoordinator(
 }
 
 /** How long a replica's first etcd call may take before the process gives up (exit 1, one line). */
-const STARTUP_PROBE_MS = 10_000;
 /** How long a replica waits before it asks an etcd that refused it at start again. */
 const STARTUP_RETRY_MS = 250;
 
@@ -308,19 +307,21 @@ const etcdHosts = (etcd: EtcdConfig) => etcd.endpoints.map((endpoint) => `http:/
 /**
  * Checks (or stamps) the prefix, and claims the sink names (P2), once
  * before a replica campaigns: one pointed at another format or set of
- * sinks, or at an etcd that does not answer within `timeoutMs`, stops here
- * with StartupError. An etcd that refuses connections is asked again until then, each time with a client of its
- * own (etcd3's circuit breaker would refuse the next tries for 5 s): a
- * replica restarted while cut from etcd, or while etcd restarts, starts once
- * it reaches it, as a running one resumes (H6). No log: its failure is the
- * one line the process exits with.
+ * sinks, or at an etcd that does not answer within --etcd-wait-ms, stops
+ * here with StartupError. An etcd that refuses connections or does not
+ * answer a try within `attemptMs` (cut off, or without a quorum) is asked
+ * again until then, each time with a client of its own (etcd3's circuit
+ * breaker would refuse the next tries for 5 s): a replica restarted while
+ * cut from etcd, or while etcd restarts, starts once it reaches it, as a
+ * running one resumes (H6). No log: its failure is the one line the process
+ * exits with.
  */
-async function probeEtcd(config: CoordinatorConfig, etcd: EtcdConfig, timeoutMs: number): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
+async function probeEtcd(config: CoordinatorConfig, etcd: EtcdConfig, attemptMs: number): Promise<void> {
+  const deadline = performance.now() + etcd.waitMs;
   for (;;) {
     const client = new Etcd3({ hosts: etcdHosts(etcd) });
     try {
-      const callTimeoutMs = Math.max(1, deadline - performance.now());
+      const callTimeoutMs = Math.max(1, Math.min(attemptMs, deadline - performance.now()));
       const probe = await EtcdStore.open({ client, prefix: etcd.prefix, callTimeoutMs });
       try {
         await claimSinks(probe, config);
@@ -331,7 +332,8 @@ async function probeEtcd(config: CoordinatorConfig, etcd: EtcdConfig, timeoutMs:
     } catch (error) {
       if (!(error instanceof StoreFailedError)) throw error;
       const cause = error.cause instanceof Error ? error.cause : error;
-      if (!isRecoverableError(cause) || performance.now() + STARTUP_RETRY_MS >= deadline) {
+      const retryable = isRecoverableError(cause) || cause instanceof EtcdTimeoutError;
+      if (!retryable || performance.now() + STARTUP_RETRY_MS >= deadline) {
         throw new StartupError(
           `etcd at ${etcd.endpoints.join(',')} did not serve prefix ${etcd.prefix}: ${cause.message.trim()}`,
         );
@@ -376,9 +378,8 @@ async function startReplica(
   // the gate does that at its leader lease (H2, H6), so a slow but live etcd
   // (a loaded disk) may take longer than the session TTL without ending a term.
   const callTimeoutMs = 2 * etcd.leaderTtlMs;
-  // The first call also connects, to an etcd that may be busy starting.
-  const probeTimeoutMs = Math.max(STARTUP_PROBE_MS, callTimeoutMs);
-  await probeEtcd(config, etcd, probeTimeoutMs);
+  // A try gets a session TTL, so the wait holds a few: a live etcd answers well within it.
+  await probeEtcd(config, etcd, etcd.leaderTtlMs);
   const client = new Etcd3({ hosts: etcdHosts(etcd) });
   const sink = new SinkRouter(config.sinks, {
     token: config.sinkToken,

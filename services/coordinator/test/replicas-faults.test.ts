@@ -2,7 +2,7 @@
 // etcd gone and back, a replica started while etcd refuses connections, a
 // prefix of another format or an etcd that refuses the replica's calls, and one coordinator on LevelDB beside one on etcd at one sink.
 // Real `fencer` children, a real etcd and a real sink.
-import { connect, createServer, type AddressInfo } from 'node:net';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { Etcd3 } from 'etcd3';
 import { describe, expect, it } from 'vitest';
 import {
@@ -83,41 +83,90 @@ describe('H1: a replica that cannot use its etcd prefix does not start', () => {
   });
 });
 
-describe('H6: a replica started while etcd refuses it', () => {
-  it('asks again, and leads once etcd is reachable, within its startup probe', async () => {
-    // A forwarder to etcd on a port of its own, closed for the first second and a half.
-    const forward = createServer((socket) => {
-      const upstream = connect(Number(rig.etcd.endpoint.split(':')[1]), '127.0.0.1');
-      socket.pipe(upstream).pipe(socket);
-      socket.on('error', () => upstream.destroy());
-      upstream.on('error', () => socket.destroy());
-    });
-    await new Promise<void>((resolve) => forward.listen(0, '127.0.0.1', resolve));
-    const { port } = forward.address() as AddressInfo;
-    await new Promise((resolve) => forward.close(resolve));
-    const starting = startFencer(replicaArgs({ etcd: `127.0.0.1:${port}`, sink: sink.address, prefix: freshPrefix() }));
-    let started: Awaited<typeof starting> | undefined;
-    try {
-      // The fault's length, not a wait for an event: etcd stays unreachable this long.
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
-      await new Promise<void>((resolve) => forward.listen(port, '127.0.0.1', resolve));
-      started = await starting;
-      const client = coordinatorClient(started.address);
+/**
+ * A forwarder to the rig's etcd on a port of its own that, until opened,
+ * either refuses connections (not listening) or holds them unanswered (an
+ * etcd cut off without a refusal, or without a quorum).
+ */
+async function gatedEtcd(until: 'refused' | 'held') {
+  const etcdPort = Number(rig.etcd.endpoint.split(':')[1]);
+  let open = false;
+  const held = new Set<Socket>();
+  const forward = createServer((socket) => {
+    if (!open) {
+      held.add(socket);
+      socket.on('error', () => held.delete(socket));
+      return;
+    }
+    const upstream = connect(etcdPort, '127.0.0.1');
+    socket.pipe(upstream).pipe(socket);
+    socket.on('error', () => upstream.destroy());
+    upstream.on('error', () => socket.destroy());
+  });
+  await new Promise<void>((resolve) => forward.listen(0, '127.0.0.1', resolve));
+  const { port } = forward.address() as AddressInfo;
+  if (until === 'refused') await new Promise((resolve) => forward.close(resolve));
+  return {
+    endpoint: `127.0.0.1:${port}`,
+    open: async () => {
+      open = true;
+      for (const socket of held) socket.destroy();
+      if (until === 'refused') await new Promise<void>((resolve) => forward.listen(port, '127.0.0.1', resolve));
+    },
+    close: () => forward.close(),
+  };
+}
+
+describe('H6: a replica started while etcd is out of reach', () => {
+  it.each(['refused', 'held'] as const)(
+    'connections %s: it asks again, and leads once etcd answers, within --etcd-wait-ms',
+    async (until) => {
+      const etcd = await gatedEtcd(until);
+      const starting = startFencer([
+        ...replicaArgs({ etcd: etcd.endpoint, sink: sink.address, prefix: freshPrefix() }),
+        '--etcd-wait-ms',
+        '20000',
+      ]);
+      let started: Awaited<typeof starting> | undefined;
       try {
-        const api = coordinatorApi(client);
-        // It campaigns once started; until it leads it answers NOT_LEADER.
-        const request = acquireRequest('job-late-etcd', 'worker-a');
-        const granted = await eventually(async () => {
-          const result = await api.acquire(request);
-          return result.ok ? result.value : undefined;
-        });
-        expect(granted.lease?.token).toBe('1');
+        // The fault's length, not a wait for an event: etcd stays out of
+        // reach this long, longer than one try (a leader TTL) when held.
+        await new Promise((resolve) => setTimeout(resolve, 3_000));
+        await etcd.open();
+        started = await starting;
+        const client = coordinatorClient(started.address);
+        try {
+          const api = coordinatorApi(client);
+          // It campaigns once started; until it leads it answers NOT_LEADER.
+          const request = acquireRequest(`job-late-etcd-${until}`, 'worker-a');
+          const granted = await eventually(async () => {
+            const result = await api.acquire(request);
+            return result.ok ? result.value : undefined;
+          });
+          expect(granted.lease?.token).toBe('1');
+        } finally {
+          client.close();
+        }
       } finally {
-        client.close();
+        if (started) await stopFencer(started);
+        etcd.close();
       }
+    },
+  );
+
+  it('past --etcd-wait-ms it exits 1 with one line naming etcd', async () => {
+    const etcd = await gatedEtcd('held');
+    try {
+      const run = await runFencer([
+        ...replicaArgs({ etcd: etcd.endpoint, sink: sink.address, prefix: freshPrefix() }),
+        '--etcd-wait-ms',
+        '2500',
+      ]);
+      expect(run.code).toBe(1);
+      expect(run.stderr.trim().split('\n')).toHaveLength(1);
+      expect(run.stderr).toMatch(new RegExp(`^fencer coordinator: etcd at ${etcd.endpoint} .*did not answer`));
     } finally {
-      if (started) await stopFencer(started);
-      forward.close();
+      etcd.close();
     }
   });
 });

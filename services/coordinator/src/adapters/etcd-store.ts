@@ -89,6 +89,18 @@ export interface EtcdStoreOptions {
 const KINDS = ['counter', 'grant', 'request'] as const;
 type Kind = (typeof KINDS)[number];
 
+/**
+ * An etcd call that got no answer in time: etcd unreachable without a
+ * refusal (a partition), or without a quorum, or slow. Worth asking again,
+ * unlike an answer that refuses.
+ */
+export class EtcdTimeoutError extends Error {
+  constructor(timeoutMs: number) {
+    super(`etcd did not answer within ${timeoutMs} ms`);
+    this.name = 'EtcdTimeoutError';
+  }
+}
+
 /** A LeaseStore in etcd under one prefix; one per leadership term. */
 export class EtcdStore implements LeaseStore {
   readonly #client: Etcd3;
@@ -361,10 +373,7 @@ export class EtcdStore implements LeaseStore {
       const result = await Promise.race([
         io(),
         new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`etcd did not answer within ${this.#callTimeoutMs} ms`)),
-            this.#callTimeoutMs,
-          );
+          timer = setTimeout(() => reject(new EtcdTimeoutError(this.#callTimeoutMs)), this.#callTimeoutMs);
         }),
       ]);
       // Failed meanwhile (another call's failure): this answer is not to be acted on either.
