@@ -124,7 +124,7 @@ function killEtcdMembers(
   return defineNemesis(kind, { process: target }, async () => {
     const killed = members();
     const pids = killed.map((member) => cluster.pidOf(member));
-    // One at a time: the cluster runs its kills in order anyway.
+    // One at a time, in order, so the detail names them as they went.
     for (const member of killed) await cluster.kill(member);
     return {
       detail: `SIGKILL ${killed.map((member, i) => `${member} (pid ${pids[i]})`).join(', ')}`,

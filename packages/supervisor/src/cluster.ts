@@ -202,7 +202,8 @@ export interface Cluster {
    * flags on the address it had, so every proxy in front of it reaches the
    * new process. Resolves with the new child. Rejects with ClusterStartError
    * if it does not start (the service then stays down) or the cluster is
-   * stopping. Kills and restarts run one at a time, in call order. An etcd
+   * stopping. Kills and restarts of one process run one at a time, in call
+   * order; different processes' run side by side. An etcd
    * member restarts with its data (wipeData is refused: a member that lost
    * its disk must be removed from the cluster and added again).
    */
@@ -314,21 +315,31 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const expectedExits = new WeakSet<ReadyChild>();
   let etcdCluster: EtcdCluster | undefined;
   let stopping: Promise<{ clean: boolean }> | undefined;
-  let changes: Promise<unknown> = Promise.resolve();
+  // Each process's kill or restart under way, so a later one waits for it.
+  const changes = new Map<string, Promise<unknown>>();
   let reportExit!: (exit: ChildExit) => void;
   const childExited = new Promise<ChildExit>((resolve) => (reportExit = resolve));
 
-  /** Runs kills and restarts one at a time, so a service is never started twice. */
-  const serially = <T>(step: () => Promise<T>): Promise<T> => {
-    const result = changes.then(step);
-    changes = result.catch(() => undefined);
+  /**
+   * Runs the kills and restarts of one process one at a time, so it is never
+   * started twice. Different processes' run side by side: a replica's restart
+   * waits for etcd to answer, so it must not hold up the restart of the etcd
+   * members it waits for.
+   */
+  const serially = <T>(target: ClusterTarget, step: () => Promise<T>): Promise<T> => {
+    const key = nameOf(target);
+    const result = (changes.get(key) ?? Promise.resolve()).then(step);
+    changes.set(
+      key,
+      result.catch(() => undefined),
+    );
     return result;
   };
 
   const stop = () =>
     (stopping ??= (async () => {
       // A restart under way finishes first, so its new child is stopped too.
-      await changes;
+      await Promise.all(changes.values());
       let clean = true;
       // Coordinators first: they depend on the sink, not the other way round.
       for (const { child } of [...running.values()].reverse()) {
@@ -363,8 +374,10 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   };
 
   /** The process a target names: with replicas, 'coordinator' is coordinator-1; with several sinks, 'sink' is sink-1. */
+  const nameOf = (target: ClusterTarget): string =>
+    target === 'coordinator' ? coordinators[0]! : target === 'sink' ? sinkNames[0]! : target;
   const processOf = (target: RestartableProcess): ProcessName => {
-    const name = target === 'coordinator' ? coordinators[0]! : target === 'sink' ? sinkNames[0]! : target;
+    const name = nameOf(target) as ProcessName;
     if (!running.has(name)) throw new RangeError(`the cluster has no ${target}`);
     return name;
   };
@@ -377,7 +390,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   };
 
   const kill = (target: ClusterTarget) =>
-    serially(async () => {
+    serially(target, async () => {
       const member = memberOf(target);
       if (member) {
         await member.kill('SIGKILL');
@@ -390,7 +403,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     });
 
   const restart = ((target: ClusterTarget, restartOptions: RestartOptions = {}) =>
-    serially(async () => {
+    serially(target, async () => {
       if (stopping) throw new ClusterStartError(`cannot restart the ${target}: the cluster is stopping`);
       const member = memberOf(target);
       if (member) {

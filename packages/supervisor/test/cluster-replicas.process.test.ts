@@ -91,6 +91,18 @@ describe('a cluster of coordinator replicas on its own etcd', () => {
     expect(await cluster.serving()).toEqual([next]);
   });
 
+  it('H6: a replica restarted while etcd has no quorum waits for it, and does not hold up the members restarting', async () => {
+    await cluster.kill('etcd-1');
+    await cluster.kill('etcd-2');
+    await cluster.kill('coordinator-2');
+    // It waits for etcd (its --etcd-wait-ms); the members' restarts must not wait for it in turn.
+    const replicaBack = cluster.restart('coordinator-2');
+    await cluster.restart('etcd-1');
+    await cluster.restart('etcd-2');
+    await replicaBack;
+    expect(await acquireAt(await theLeader(), 'after-quorum-loss', 'q-3')).toBe('1');
+  });
+
   it('stops cleanly, every replica and etcd member with it, after the kills and restarts it was asked for', async () => {
     const targets: ClusterTarget[] = [...cluster.replicas.map(({ name }) => name), 'etcd-1', 'etcd-2', 'etcd-3'];
     const pids = targets.map((target) => cluster.pidOf(target));

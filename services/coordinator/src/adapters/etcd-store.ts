@@ -96,7 +96,7 @@ type Kind = (typeof KINDS)[number];
  */
 export class EtcdTimeoutError extends Error {
   constructor(timeoutMs: number) {
-    super(`etcd did not answer within ${timeoutMs} ms`);
+    super(`etcd did not answer within ${Math.round(timeoutMs)} ms`);
     this.name = 'EtcdTimeoutError';
   }
 }
