@@ -7,7 +7,6 @@
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { ERROR_DOMAIN } from '@fencer/proto';
-import { healthStatus } from '@fencer/supervisor';
 import {
   acquire,
   advanceFence,
@@ -18,13 +17,13 @@ import {
   expiredLease,
   fenceAtSinks,
   grant,
+  healthOf,
   MAX_TOKEN,
   owningSink,
   refused,
   release,
   secured,
   SHORT_TTL_MS,
-  SILENT,
   Skip,
   TTL_MS,
   workers,
@@ -34,6 +33,9 @@ import {
   type CheckResult,
 } from './support.js';
 
+import { EXTENSION_CHECKS } from './extension-checks.js';
+import { REPLICA_CHECKS } from './replica-checks.js';
+import { RESTART_CHECKS } from './restart-checks.js';
 import type { Wire } from './wire.js';
 
 export type { CheckResult } from './support.js';
@@ -132,6 +134,7 @@ export const CHECKS: readonly Check[] = [
       }
     },
   },
+  RESTART_CHECKS.L7,
   {
     rule: 'R1',
     title: 'an Acquire retried with its request id gets the same token, marked replayed',
@@ -163,6 +166,7 @@ export const CHECKS: readonly Check[] = [
       );
     },
   },
+  RESTART_CHECKS.R3,
   {
     rule: 'F1',
     title: 'a write below the fence is STALE_TOKEN, above it TOKEN_NOT_ISSUED, both FAILED_PRECONDITION with the fence',
@@ -269,6 +273,7 @@ export const CHECKS: readonly Check[] = [
       if (outcome.outcome !== 'APPLIED') throw new Broken(`the expired holder's Write was ${outcome.outcome}`);
     },
   },
+  RESTART_CHECKS.F6,
   {
     rule: 'A2',
     title: 'a call without credentials, or with unknown ones, is UNAUTHENTICATED',
@@ -415,6 +420,7 @@ export const CHECKS: readonly Check[] = [
         throw new Broken(`the sink's INVALID_FIELD names no result_id: ${JSON.stringify(refusal.fieldViolations)}`);
     },
   },
+  EXTENSION_CHECKS.V3,
   {
     rule: 'T1',
     title: 'past token 2^64−1 an Acquire is RESOURCE_EXHAUSTED TOKEN_SPACE_EXHAUSTED: no token wraps',
@@ -436,20 +442,17 @@ export const CHECKS: readonly Check[] = [
       );
     },
   },
+  REPLICA_CHECKS.H2,
+  REPLICA_CHECKS.H7,
   {
     rule: 'health',
     title: 'grpc.health.v1 says fencing.v1.Sink SERVING on every sink, fencing.v1.Coordinator on a coordinator',
     async run(context) {
-      const { sinks, coordinators, tls, timeoutMs } = context.wire.deployment;
+      const { sinks, coordinators } = context.wire.deployment;
       const status = async (address: string, service: string) => {
-        try {
-          return await healthStatus(address, service, timeoutMs, tls);
-        } catch (error) {
-          const { code } = error as grpc.ServiceError;
-          if (code === grpc.status.UNIMPLEMENTED) throw new Skip(`${address} serves no grpc.health.v1.Health`);
-          if (SILENT.includes(code)) throw new Error(`health of ${address} got no answer: is the deployment up?`);
-          return grpc.status[code] ?? String(code);
-        }
+        const answer = await healthOf(context, address, service);
+        if (answer === undefined) throw new Skip(`${address} serves no grpc.health.v1.Health`);
+        return answer;
       };
       for (const sink of sinks) {
         const answer = await status(sink, 'fencing.v1.Sink');
@@ -461,6 +464,7 @@ export const CHECKS: readonly Check[] = [
         throw new Broken(`no coordinator says fencing.v1.Coordinator is SERVING: ${answers.join(', ')}`);
     },
   },
+  EXTENSION_CHECKS.reflection,
   {
     rule: 'P4',
     title: 'a sink that does not own a resource refuses writes to it (TOKEN_NOT_ISSUED)',
@@ -479,6 +483,9 @@ export const CHECKS: readonly Check[] = [
       );
     },
   },
+  EXTENSION_CHECKS.WriteStream,
+  EXTENSION_CHECKS.ForceRelease,
+  EXTENSION_CHECKS.ListResults,
 ];
 
 /** The rule ids the kit checks. */

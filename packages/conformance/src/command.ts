@@ -55,6 +55,14 @@ export function conformanceCommand(): Command {
           return rules;
         },
       ),
+      new Option(
+        '--coordinator-restart-cmd <cmd>',
+        'a shell command that SIGKILLs every coordinator and starts it again, returning once started (L7, R3)',
+      ),
+      new Option(
+        '--sink-restart-cmd <cmd>',
+        'a shell command that SIGKILLs every sink and starts it again, returning once started (F6)',
+      ),
       new Option('--json', 'print [{"rule", "status", "detail"}] on stdout instead of the table'),
       new Option('--junit <file>', 'also write the results as JUnit XML, one testcase per rule'),
       new Option('--timeout-ms <n>', 'deadline of each call').default(5_000).argParser(positiveInteger),
@@ -69,6 +77,8 @@ export function conformanceCommand(): Command {
         json?: boolean;
         junit?: string;
         timeoutMs: number;
+        coordinatorRestartCmd?: string;
+        sinkRestartCmd?: string;
       },
     ): ConformanceConfig => ({
       deployment: {
@@ -77,6 +87,10 @@ export function conformanceCommand(): Command {
         tls: clientTls(flags),
         callers: callersOf(flags),
         timeoutMs: flags.timeoutMs,
+        restart: {
+          ...(flags.coordinatorRestartCmd === undefined ? {} : { coordinator: flags.coordinatorRestartCmd }),
+          ...(flags.sinkRestartCmd === undefined ? {} : { sink: flags.sinkRestartCmd }),
+        },
       },
       only: flags.only,
       json: flags.json === true,
@@ -97,7 +111,8 @@ function callersOf(flags: { credentials?: string; insecure?: boolean }): Callers
         { identity: 'conformance-a', token: undefined },
         { identity: 'conformance-b', token: undefined },
       ],
-      admin: undefined,
+      // Insecure services take anyone as the admin (ForceRelease); F4 and T1 need a coordinator credential.
+      admin: { identity: 'conformance-admin', token: undefined },
       coordinator: undefined,
     };
   }

@@ -1,6 +1,10 @@
 // What every check of the kit stands on: the verdicts (Broken, Skip), the
 // reading of answers and refusals, and the calls most rules begin with.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import * as grpc from '@grpc/grpc-js';
+import { healthStatus } from '@fencer/supervisor';
 import type { Answer, Caller, Refusal, Wire } from './wire.js';
 
 /** What one check found. */
@@ -201,5 +205,59 @@ export async function expiredLease(context: CheckContext, caller: Caller, resour
     if (!described.lease) return answer.lease;
     if (performance.now() > deadline)
       throw new Broken(`a lease of ${SHORT_TTL_MS} ms on ${resource} was still described 10 s later (L1)`);
+  }
+}
+
+/** How long a restarted service (or an election) may take to answer again. */
+export const ANSWER_WITHIN_MS = 60_000;
+
+/**
+ * Runs `command` (one of the --*-restart-cmd flags, named by `flag`) with
+ * sh, bounded by ANSWER_WITHIN_MS: Skip when none was given; an Error of the
+ * run (not of the rule) when it fails, naming its exit and last stderr line.
+ */
+export async function restartWith(command: string | undefined, flag: string): Promise<void> {
+  if (command === undefined) throw new Skip(`needs ${flag}: a command that SIGKILLs and starts it again`);
+  const child = spawn('sh', ['-c', command], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const timer = setTimeout(() => child.kill('SIGKILL'), ANSWER_WITHIN_MS);
+  const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
+  clearTimeout(timer);
+  if (code !== 0) {
+    const last = stderr.trim().split('\n').at(-1) ?? '';
+    throw new Error(`${flag} ${code === null ? `was ended by ${signal}` : `exited ${code}`}${last ? `: ${last}` : ''}`);
+  }
+}
+
+/**
+ * The first answer of `call` that is not silence (UNAVAILABLE, DEADLINE_EXCEEDED),
+ * asked every 200 ms: a service that restarts, or replicas that elect, answer
+ * again within ANSWER_WITHIN_MS, or the run stops naming `what`.
+ */
+export async function untilAnswered<T>(what: string, call: () => Promise<Answer<T>>): Promise<Answer<T>> {
+  const deadline = performance.now() + ANSWER_WITHIN_MS;
+  for (;;) {
+    const answer = await call();
+    if (answer.ok || !SILENT.includes(answer.refusal.code)) return answer;
+    if (performance.now() > deadline)
+      throw unanswered(`${what}, asked for ${ANSWER_WITHIN_MS / 1000} s,`, answer.refusal);
+    await sleep(200);
+  }
+}
+
+/**
+ * grpc.health.v1 Check of `service` at `address`: the status name, the
+ * error's code name if it refuses, undefined if it serves no health.
+ */
+export async function healthOf(context: CheckContext, address: string, service: string): Promise<string | undefined> {
+  const { tls, timeoutMs } = context.wire.deployment;
+  try {
+    return await healthStatus(address, service, timeoutMs, tls);
+  } catch (error) {
+    const { code } = error as grpc.ServiceError;
+    if (code === grpc.status.UNIMPLEMENTED) return undefined;
+    if (SILENT.includes(code)) throw new Error(`health of ${address} got no answer: is the deployment up?`);
+    return grpc.status[code] ?? String(code);
   }
 }

@@ -55,45 +55,137 @@ export interface Deployment {
   readonly callers: Callers;
   /** Each call's deadline, ms. */
   readonly timeoutMs: number;
+  /** Shell commands that SIGKILL and start again every coordinator, or every sink (L7, R3, F6). */
+  readonly restart: { readonly coordinator?: string; readonly sink?: string };
 }
 
-/** The clients of one run; close() when done. */
+/** The clients of one run, one per address dialled; close() when done. */
 export class Wire {
   readonly deployment: Deployment;
-  readonly #coordinators: CoordinatorClient[];
-  readonly #sinks: SinkClient[];
+  readonly #credentials: grpc.ChannelCredentials;
+  readonly #coordinators = new Map<string, CoordinatorClient>();
+  readonly #sinks = new Map<string, SinkClient>();
+  #current: string;
 
   constructor(deployment: Deployment) {
     this.deployment = deployment;
-    const credentials = channelCredentials(deployment.tls);
-    this.#coordinators = deployment.coordinators.map((address) => new fencing.Coordinator(address, credentials));
-    this.#sinks = deployment.sinks.map((address) => new fencing.Sink(address, credentials));
+    this.#current = deployment.coordinators[0]!;
+    this.#credentials = channelCredentials(deployment.tls);
   }
 
-  /** A Coordinator RPC on the first coordinator (or `index`), as `caller`. */
-  coordinator<Req, Res>(
-    method: 'Acquire' | 'Renew' | 'Release' | 'Describe',
+  /**
+   * A Coordinator RPC as `caller`, at coordinator `index` if given, else as
+   * an H7 client sends it: to the coordinator that last answered, and on
+   * UNAVAILABLE to the leader a NOT_LEADER names, or else the next address.
+   */
+  async coordinator<Req, Res>(
+    method: CoordinatorMethod,
     request: Req,
     caller: Caller | undefined,
-    index = 0,
+    index?: number,
   ): Promise<Answer<Res>> {
-    const client = this.#coordinators[index]!;
+    const addresses = this.deployment.coordinators;
+    if (index !== undefined) return this.coordinatorAt<Req, Res>(addresses[index]!, method, request, caller);
+    let address = this.#current;
+    for (let tries = 0; ; tries++) {
+      const answer = await this.coordinatorAt<Req, Res>(address, method, request, caller);
+      if (answer.ok || answer.refusal.code !== grpc.status.UNAVAILABLE) {
+        this.#current = address;
+        return answer;
+      }
+      if (tries === addresses.length) return answer;
+      const { errorInfo } = answer.refusal;
+      const leader = errorInfo?.reason === 'NOT_LEADER' ? errorInfo.metadata.leader : undefined;
+      address =
+        leader !== undefined && leader !== address
+          ? leader
+          : addresses[(addresses.indexOf(address) + 1) % addresses.length]!;
+    }
+  }
+
+  /** A Coordinator RPC at `address`, given or not (the leader a NOT_LEADER names, H7). */
+  coordinatorAt<Req, Res>(
+    address: string,
+    method: CoordinatorMethod,
+    request: Req,
+    caller: Caller | undefined,
+  ): Promise<Answer<Res>> {
+    const client = this.#client(this.#coordinators, address, fencing.Coordinator);
     return this.#call(client, client[method] as never, request, caller);
   }
 
   /** A Sink RPC on the first sink (or `index`), as `caller`. */
-  sink<Req, Res>(
-    method: 'Write' | 'Read' | 'GetFence' | 'AdvanceFence',
-    request: Req,
-    caller: Caller | undefined,
-    index = 0,
-  ): Promise<Answer<Res>> {
-    const client = this.#sinks[index]!;
+  sink<Req, Res>(method: SinkMethod, request: Req, caller: Caller | undefined, index = 0): Promise<Answer<Res>> {
+    const client = this.#sinkClient(index);
     return this.#call(client, client[method] as never, request, caller);
   }
 
+  /**
+   * The sink's WriteStream (this project's extension) at sink `index`: sends
+   * `requests`, half-closes, and resolves with every response once the
+   * server ends the stream (or with its refusal).
+   */
+  writeStream<Req, Res>(requests: readonly Req[], caller: Caller | undefined, index = 0): Promise<Answer<Res[]>> {
+    const call = this.#sinkClient(index).WriteStream(this.#metadata(caller), {
+      deadline: Date.now() + this.deployment.timeoutMs,
+    });
+    const responses: Res[] = [];
+    return new Promise((resolve) => {
+      call.on('data', (response: Res) => responses.push(response));
+      call.on('error', (error: grpc.ServiceError) => resolve({ ok: false, refusal: refusalOf(error) }));
+      call.on('status', ({ code }: grpc.StatusObject) => {
+        if (code === grpc.status.OK) resolve({ ok: true, value: responses });
+      });
+      for (const request of requests) call.write(request as never);
+      call.end();
+    });
+  }
+
+  /**
+   * A unary call of `path` (/package.Service/Method) at `address` with
+   * `bytes` as the request exactly as sent: the kit's own malformed messages
+   * (V3), which no generated client would encode.
+   */
+  raw(address: string, path: string, bytes: Buffer, caller: Caller | undefined): Promise<Answer<Buffer>> {
+    const client = this.#client(this.#sinks, address, fencing.Sink);
+    const method = (
+      request: Buffer,
+      metadata: grpc.Metadata,
+      options: grpc.CallOptions,
+      callback: (error: grpc.ServiceError | null, response?: Buffer) => void,
+    ) =>
+      client.makeUnaryRequest(
+        path,
+        (value: Buffer) => value,
+        (value: Buffer) => value,
+        request,
+        metadata,
+        options,
+        callback,
+      );
+    return this.#call(client, method as never, bytes, caller);
+  }
+
   close(): void {
-    for (const client of [...this.#coordinators, ...this.#sinks]) client.close();
+    for (const client of [...this.#coordinators.values(), ...this.#sinks.values()]) client.close();
+  }
+
+  #sinkClient(index: number): SinkClient {
+    return this.#client(this.#sinks, this.deployment.sinks[index]!, fencing.Sink);
+  }
+
+  #client<C extends grpc.Client>(
+    clients: Map<string, C>,
+    address: string,
+    Client: new (address: string, credentials: grpc.ChannelCredentials) => C,
+  ): C {
+    let client = clients.get(address);
+    if (!client) clients.set(address, (client = new Client(address, this.#credentials)));
+    return client;
+  }
+
+  #metadata(caller: Caller | undefined): grpc.Metadata {
+    return caller?.token === undefined ? new grpc.Metadata() : bearer(caller.token);
   }
 
   async #call<Req, Res>(
@@ -105,7 +197,7 @@ export class Wire {
     try {
       const value = await unaryCall<Req, Res>(client, method, request, {
         timeoutMs: this.deployment.timeoutMs,
-        ...(caller?.token === undefined ? {} : { metadata: bearer(caller.token) }),
+        metadata: this.#metadata(caller),
       });
       return { ok: true, value };
     } catch (error) {
@@ -113,6 +205,9 @@ export class Wire {
     }
   }
 }
+
+export type CoordinatorMethod = 'Acquire' | 'Renew' | 'Release' | 'Describe' | 'ForceRelease';
+export type SinkMethod = 'Write' | 'Read' | 'GetFence' | 'AdvanceFence' | 'ListResults';
 
 function refusalOf(error: grpc.ServiceError): Refusal {
   const trailer = error.metadata?.get(REASON_KEY)[0];

@@ -6,7 +6,7 @@ export * from './data-dir.js';
 // Seeded randomness lives in common, where production code (chaos schedules) may use it too.
 export { prng } from '@fencer/common';
 export * from './clients.js';
-export * from './standard-services.js';
+export { reflect, reflectedServices } from '@fencer/supervisor';
 export { healthStatus } from '@fencer/supervisor';
 export * from './certificates.js';
 export * from './raw-grpc.js';

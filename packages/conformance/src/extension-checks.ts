@@ -1,0 +1,216 @@
+// V3's strict decoding, which only bytes no generated client would send can
+// show, and what a deployment offers beyond the wire contract: server
+// reflection and this project's extensions (WriteStream, ForceRelease,
+// ListResults). An extension is checked when offered and skipped on
+// UNIMPLEMENTED: only the wire contract of PROTOCOL.md is required.
+import * as grpc from '@grpc/grpc-js';
+import { statusFromMessage } from '@fencer/proto';
+import { reflect, reflectedServices } from '@fencer/supervisor';
+import {
+  answered,
+  Broken,
+  describeRefusal,
+  grant,
+  owningSink,
+  refused,
+  Skip,
+  SILENT,
+  unanswered,
+  workers,
+  write,
+  type Check,
+  type CheckContext,
+} from './support.js';
+import type { Answer } from './wire.js';
+
+/** Skip when the server answered UNIMPLEMENTED: `what` is not offered. */
+function offered<T>(answer: Answer<T>, what: string): Answer<T> {
+  if (!answer.ok && answer.refusal.code === grpc.status.UNIMPLEMENTED)
+    throw new Skip(`${what} is not offered (UNIMPLEMENTED): an extension of this project, not required`);
+  return answer;
+}
+
+// Three ways a message's bytes break the protobuf encoding (V3).
+const MALFORMED: readonly (readonly [string, Buffer])[] = [
+  // Field 1 (resource) says 16 bytes follow; 2 do.
+  ['a truncated field', Buffer.from([0x0a, 0x10, 0x61, 0x62])],
+  // Field 2 (token, a varint) sent as length-delimited.
+  ['a wrong wire type', Buffer.from([0x12, 0x01, 0x41])],
+  // Field number 0, which no message has.
+  ['field number 0', Buffer.from([0x00, 0x01])],
+];
+
+interface WrittenOrRefused {
+  resource: string;
+  result_id: string;
+  written?: { outcome: string; fence: string } | null;
+  refused?: { code: number; message: string; details: { type_url: string; value: Buffer }[] } | null;
+}
+
+export const EXTENSION_CHECKS = {
+  V3: {
+    rule: 'V3',
+    title:
+      'bytes that are not a valid encoding (truncated, a wrong wire type, field 0) are INVALID_ARGUMENT, never half-read',
+    async run(context) {
+      const { coordinators, sinks } = context.wire.deployment;
+      const [a] = workers(context);
+      for (const [address, path] of [
+        [sinks[0]!, '/fencing.v1.Sink/Write'],
+        [coordinators[0]!, '/fencing.v1.Coordinator/Acquire'],
+      ] as const) {
+        for (const [fault, bytes] of MALFORMED) {
+          const answer = await context.wire.raw(address, path, bytes, a);
+          if (!answer.ok && SILENT.includes(answer.refusal.code))
+            throw unanswered(`${path} at ${address}`, answer.refusal);
+          if (answer.ok || answer.refusal.code !== grpc.status.INVALID_ARGUMENT)
+            throw new Broken(
+              `${path} with ${fault} was ${answer.ok ? 'answered' : describeRefusal(answer.refusal)}, not INVALID_ARGUMENT`,
+            );
+        }
+      }
+    },
+  },
+  reflection: {
+    rule: 'reflection',
+    title:
+      'server reflection (v1 or v1alpha, as grpcurl asks) lists fencing.v1.Sink and fencing.v1.Coordinator and serves their files',
+    async run(context) {
+      const { coordinators, sinks, tls, timeoutMs } = context.wire.deployment;
+      for (const [address, service] of [
+        ...sinks.map((sink) => [sink, 'fencing.v1.Sink'] as const),
+        ...coordinators.map((coordinator) => [coordinator, 'fencing.v1.Coordinator'] as const),
+      ]) {
+        const { version, services } = await reflectionOf(context, address);
+        if (!services.includes(service))
+          throw new Broken(`reflection at ${address} lists [${services.join(', ')}], not ${service}`);
+        const files = (await reflect(address, { file_containing_symbol: service }, { version, tls, timeoutMs }))
+          .file_descriptor_response?.file_descriptor_proto;
+        if (!files || files.length === 0) throw new Broken(`reflection at ${address} serves no file for ${service}`);
+      }
+    },
+  },
+  WriteStream: {
+    rule: 'WriteStream',
+    title: 'WriteStream answers each message as a unary Write would: APPLIED, REPLAYED, a refusal with its ErrorInfo',
+    async run(context) {
+      const [a] = workers(context);
+      const resource = context.fresh('job');
+      const lease = await grant(context, a, resource);
+      const { index } = await owningSink(context, resource);
+      const resultId = context.fresh('result');
+      const ahead = String(BigInt(lease.token) + 1n);
+      const message = (token: string, id: string) => ({
+        write: { resource, token, result_id: id, payload: Buffer.from('streamed') },
+      });
+      const requests = [
+        message(lease.token, resultId),
+        message(lease.token, resultId),
+        message(ahead, context.fresh('result')),
+      ];
+      const responses = answered(
+        offered(await context.wire.writeStream<object, WrittenOrRefused>(requests, a, index), 'WriteStream'),
+        'WriteStream',
+      );
+      const seen = responses.map((response) =>
+        response.written ? response.written.outcome : response.refused ? reasonOf(response.refused) : '(nothing)',
+      );
+      const expected = ['APPLIED', 'REPLAYED', 'TOKEN_NOT_ISSUED'];
+      if (seen.length !== 3 || seen.some((outcome) => !expected.includes(outcome)) || new Set(seen).size !== 3)
+        throw new Broken(`WriteStream answered [${seen.join(', ')}], not ${expected.join(', ')} (in any order)`);
+      if (responses.some((response) => response.resource !== resource))
+        throw new Broken('a WriteStream response does not name the resource of its request');
+    },
+  },
+  ForceRelease: {
+    rule: 'ForceRelease',
+    title:
+      "an admin's ForceRelease fences the grant off at the sink (its holder's write is STALE_TOKEN); a retry changes nothing",
+    async run(context) {
+      const admin = context.wire.deployment.callers.admin;
+      if (!admin) throw new Skip('needs a credential of role admin in --credentials');
+      const [a] = workers(context);
+      const resource = context.fresh('job');
+      const lease = await grant(context, a, resource);
+      const force = async () =>
+        answered(
+          offered(
+            await context.wire.coordinator<object, { forced: boolean; fence: string }>(
+              'ForceRelease',
+              { resource, token: lease.token },
+              admin,
+            ),
+            'ForceRelease',
+          ),
+          `the admin's ForceRelease of token ${lease.token}`,
+        );
+      const first = await force();
+      if (!first.forced || BigInt(first.fence) <= BigInt(lease.token))
+        throw new Broken(`ForceRelease of token ${lease.token} answered forced ${first.forced}, fence ${first.fence}`);
+      const { index } = await owningSink(context, resource);
+      refused(
+        await write(context, a, resource, lease.token, context.fresh('result'), 'forced off', index),
+        grpc.status.FAILED_PRECONDITION,
+        'STALE_TOKEN',
+        `the holder's write under token ${lease.token} once force-released`,
+      );
+      const again = await force();
+      if (again.forced) throw new Broken('ForceRelease retried answered forced: true again');
+    },
+  },
+  ListResults: {
+    rule: 'ListResults',
+    title: "ListResults gives a resource's fence, the identity it is bound to, and each result with its token",
+    async run(context) {
+      const [a] = workers(context);
+      const resource = context.fresh('job');
+      const lease = await grant(context, a, resource);
+      const { index } = await owningSink(context, resource);
+      const resultId = context.fresh('result');
+      answered(await write(context, a, resource, lease.token, resultId, 'listed', index), 'the Write');
+      const listed = answered(
+        offered(
+          await context.wire.sink<
+            object,
+            { fence: string; fence_owner_id: string; results: { result_id: string; token: string }[] }
+          >('ListResults', { resource, limit: 10 }, a, index),
+          'ListResults',
+        ),
+        'ListResults',
+      );
+      const result = listed.results.find((entry) => entry.result_id === resultId);
+      if (listed.fence !== lease.token || listed.fence_owner_id !== a.identity || result?.token !== lease.token)
+        throw new Broken(
+          `ListResults gave fence ${listed.fence} bound to "${listed.fence_owner_id}" and ${JSON.stringify(listed.results)}, not fence ${lease.token} bound to ${a.identity} with ${resultId} under it`,
+        );
+    },
+  },
+} satisfies Record<string, Check>;
+
+/** The reflection version `address` offers (v1, else v1alpha) and the services it lists; Skip with neither. */
+async function reflectionOf(
+  context: CheckContext,
+  address: string,
+): Promise<{ version: 'v1' | 'v1alpha'; services: string[] }> {
+  const { tls, timeoutMs } = context.wire.deployment;
+  for (const version of ['v1', 'v1alpha'] as const) {
+    try {
+      return { version, services: await reflectedServices(address, { version, tls, timeoutMs }) };
+    } catch (error) {
+      const { code } = error as grpc.ServiceError;
+      if (SILENT.includes(code)) throw new Error(`reflection at ${address} got no answer: is the deployment up?`);
+      if (code !== grpc.status.UNIMPLEMENTED)
+        throw new Broken(`reflection at ${address} failed: ${(error as Error).message}`);
+    }
+  }
+  throw new Skip(`${address} offers no server reflection (neither v1 nor v1alpha)`);
+}
+
+/** The ErrorInfo reason of a WriteStream refusal (wire-identical to google.rpc.Status). */
+function reasonOf(refusal: NonNullable<WrittenOrRefused['refused']>): string {
+  try {
+    return statusFromMessage(refusal).errorInfo?.reason ?? `code ${refusal.code} without ErrorInfo`;
+  } catch {
+    return `code ${refusal.code} with undecodable details`;
+  }
+}
