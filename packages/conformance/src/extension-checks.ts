@@ -21,7 +21,7 @@ import {
   type Check,
   type CheckContext,
 } from './support.js';
-import type { Answer } from './wire.js';
+import type { Answer, Caller } from './wire.js';
 
 /** Skip when the server answered UNIMPLEMENTED: `what` is not offered. */
 function offered<T>(answer: Answer<T>, what: string): Answer<T> {
@@ -127,8 +127,7 @@ export const EXTENSION_CHECKS = {
     title:
       "an admin's ForceRelease fences the grant off at the sink (its holder's write is STALE_TOKEN); a retry changes nothing",
     async run(context) {
-      const admin = context.wire.deployment.callers.admin;
-      if (!admin) throw new Skip('needs a credential of role admin in --credentials');
+      const admin = adminCaller(context);
       const [a] = workers(context);
       const resource = context.fresh('job');
       const lease = await grant(context, a, resource);
@@ -160,8 +159,10 @@ export const EXTENSION_CHECKS = {
   },
   ListResults: {
     rule: 'ListResults',
-    title: "ListResults gives a resource's fence, the identity it is bound to, and each result with its token",
+    title:
+      "an admin's ListResults gives a resource's fence, the identity it is bound to, and each result with its token",
     async run(context) {
+      const admin = adminCaller(context);
       const [a] = workers(context);
       const resource = context.fresh('job');
       const lease = await grant(context, a, resource);
@@ -173,7 +174,7 @@ export const EXTENSION_CHECKS = {
           await context.wire.sink<
             object,
             { fence: string; fence_owner_id: string; results: { result_id: string; token: string }[] }
-          >('ListResults', { resource, limit: 10 }, a, index),
+          >('ListResults', { resource, limit: 10 }, admin, index),
           'ListResults',
         ),
         'ListResults',
@@ -186,6 +187,13 @@ export const EXTENSION_CHECKS = {
     },
   },
 } satisfies Record<string, Check>;
+
+/** The admin's caller (ForceRelease, ListResults: A4); Skip without one in the credentials. */
+function adminCaller(context: CheckContext): Caller {
+  const caller = context.wire.deployment.callers.admin;
+  if (!caller) throw new Skip('needs a credential of role admin in --credentials');
+  return caller;
+}
 
 /** The reflection version `address` offers (v1, else v1alpha) and the services it lists; Skip with neither. */
 async function reflectionOf(

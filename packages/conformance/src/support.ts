@@ -222,8 +222,10 @@ export async function restartWith(command: string | undefined, flag: string): Pr
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const timer = setTimeout(() => child.kill('SIGKILL'), ANSWER_WITHIN_MS);
-  const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
+  // 'exit', not 'close': a service the command starts in the background may keep its stderr open.
+  const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
   clearTimeout(timer);
+  child.stderr.destroy();
   if (code !== 0) {
     const last = stderr.trim().split('\n').at(-1) ?? '';
     throw new Error(`${flag} ${code === null ? `was ended by ${signal}` : `exited ${code}`}${last ? `: ${last}` : ''}`);
