@@ -17,6 +17,7 @@ import {
   expiredLease,
   fenceAtSinks,
   grant,
+  heldAtSink,
   healthOf,
   MAX_TOKEN,
   owningSink,
@@ -199,10 +200,7 @@ export const CHECKS: readonly Check[] = [
     rule: 'F3',
     title: 'a result id holds one payload: the same again is REPLAYED, another is ALREADY_EXISTS RESULT_CONFLICT',
     async run(context) {
-      const [a] = workers(context);
-      const resource = context.fresh('job');
-      const lease = await grant(context, a, resource);
-      const { index } = await owningSink(context, resource);
+      const { a, resource, lease, index } = await heldAtSink(context);
       const resultId = context.fresh('result');
       const first = answered(await write(context, a, resource, lease.token, resultId, 'one', index), 'the first Write');
       const again = answered(
@@ -470,10 +468,7 @@ export const CHECKS: readonly Check[] = [
     title: 'a sink that does not own a resource refuses writes to it (TOKEN_NOT_ISSUED)',
     async run(context) {
       if (context.wire.deployment.sinks.length < 2) throw new Skip('needs two sinks or more (--sink a,b)');
-      const [a] = workers(context);
-      const resource = context.fresh('job');
-      const lease = await grant(context, a, resource);
-      const { index } = await owningSink(context, resource);
+      const { a, resource, lease, index } = await heldAtSink(context);
       const other = (index + 1) % context.wire.deployment.sinks.length;
       refused(
         await write(context, a, resource, lease.token, context.fresh('result'), 'stray', other),

@@ -11,6 +11,7 @@ import {
   Broken,
   describeRefusal,
   grant,
+  heldAtSink,
   owningSink,
   refused,
   Skip,
@@ -94,10 +95,7 @@ export const EXTENSION_CHECKS = {
     rule: 'WriteStream',
     title: 'WriteStream answers each message as a unary Write would: APPLIED, REPLAYED, a refusal with its ErrorInfo',
     async run(context) {
-      const [a] = workers(context);
-      const resource = context.fresh('job');
-      const lease = await grant(context, a, resource);
-      const { index } = await owningSink(context, resource);
+      const { a, resource, lease, index } = await heldAtSink(context);
       const resultId = context.fresh('result');
       const ahead = String(BigInt(lease.token) + 1n);
       const message = (token: string, id: string) => ({
@@ -163,10 +161,7 @@ export const EXTENSION_CHECKS = {
       "an admin's ListResults gives a resource's fence, the identity it is bound to, and each result with its token",
     async run(context) {
       const admin = adminCaller(context);
-      const [a] = workers(context);
-      const resource = context.fresh('job');
-      const lease = await grant(context, a, resource);
-      const { index } = await owningSink(context, resource);
+      const { a, resource, lease, index } = await heldAtSink(context);
       const resultId = context.fresh('result');
       answered(await write(context, a, resource, lease.token, resultId, 'listed', index), 'the Write');
       const listed = answered(

@@ -8,7 +8,7 @@ import {
   answered,
   Broken,
   grant,
-  owningSink,
+  heldAtSink,
   refused,
   release,
   restartWith,
@@ -17,7 +17,6 @@ import {
   write,
   type Check,
   type CheckContext,
-  type WireLease,
 } from './support.js';
 
 const restartCoordinator = (context: CheckContext) =>
@@ -76,10 +75,7 @@ export const RESTART_CHECKS = {
     rule: 'F6',
     title: 'an acknowledged Write and fence survive the sink being SIGKILLed: Read and GetFence give them back',
     async run(context) {
-      const [a] = workers(context);
-      const resource = context.fresh('job');
-      const lease: WireLease = await grant(context, a, resource);
-      const { index } = await owningSink(context, resource);
+      const { a, resource, lease, index } = await heldAtSink(context);
       const resultId = context.fresh('result');
       const written = answered(
         await write(context, a, resource, lease.token, resultId, 'durable', index),

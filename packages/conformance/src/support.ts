@@ -263,3 +263,14 @@ export async function healthOf(context: CheckContext, address: string, service: 
     return grpc.status[code] ?? String(code);
   }
 }
+
+/** Where most sink rules start: worker a holds a fresh resource, and the sink that owns it (P4). */
+export async function heldAtSink(
+  context: CheckContext,
+): Promise<{ a: Caller; resource: string; lease: WireLease; index: number }> {
+  const [a] = workers(context);
+  const resource = context.fresh('job');
+  const lease = await grant(context, a, resource);
+  const { index } = await owningSink(context, resource);
+  return { a, resource, lease, index };
+}
