@@ -34,7 +34,7 @@ export function conformanceCommand(): Command {
       )
       .addHelpText('after', `\nRules checked: ${RULES.join(', ')}. See docs/CONFORMANCE.md.`),
     [
-      new Option('--coordinator <host:port,...>', 'the coordinator (the first address is used)')
+      new Option('--coordinator <host:port,...>', 'the coordinator, or every replica (H2 and H7 need two)')
         .argParser(hostPortList)
         .makeOptionMandatory(),
       new Option('--sink <host:port,...>', 'the sink, or every sink of a sharded deployment (P4 needs two)')

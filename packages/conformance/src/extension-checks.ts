@@ -4,19 +4,18 @@
 // ListResults). An extension is checked when offered and skipped on
 // UNIMPLEMENTED: only the wire contract of PROTOCOL.md is required.
 import * as grpc from '@grpc/grpc-js';
-import { statusFromMessage } from '@fencer/proto';
+import { fencing, statusFromMessage } from '@fencer/proto';
 import { reflect, reflectedServices } from '@fencer/supervisor';
 import {
   answered,
   Broken,
-  describeRefusal,
   grant,
   heldAtSink,
   owningSink,
   refused,
   Skip,
   SILENT,
-  unanswered,
+  TTL_MS,
   workers,
   write,
   type Check,
@@ -31,12 +30,16 @@ function offered<T>(answer: Answer<T>, what: string): Answer<T> {
   return answer;
 }
 
-// Three ways a message's bytes break the protobuf encoding (V3).
-const MALFORMED: readonly (readonly [string, Buffer])[] = [
-  // Field 1 (resource) says 16 bytes follow; 2 do.
-  ['a truncated field', Buffer.from([0x0a, 0x10, 0x61, 0x62])],
-  // Field 2 (token, a varint) sent as length-delimited.
-  ['a wrong wire type', Buffer.from([0x12, 0x01, 0x41])],
+/**
+ * Three ways to break the protobuf encoding (V3), each as a tail after a
+ * request that is valid on its own, so that a lenient decoder acts on what
+ * it half-read: `text` is a string field of the message, `number` a varint one.
+ */
+const brokenTails = (text: number, number: number): readonly (readonly [string, Buffer])[] => [
+  // The field says 50 bytes follow; 2 do.
+  ['a truncated field', Buffer.from([(text << 3) | 2, 50, 0x61, 0x62])],
+  // A varint field sent as length-delimited.
+  ['a wrong wire type', Buffer.from([(number << 3) | 2, 1, 0x41])],
   // Field number 0, which no message has.
   ['field number 0', Buffer.from([0x00, 0x01])],
 ];
@@ -52,22 +55,42 @@ export const EXTENSION_CHECKS = {
   V3: {
     rule: 'V3',
     title:
-      'bytes that are not a valid encoding (truncated, a wrong wire type, field 0) are INVALID_ARGUMENT, never half-read',
+      'a valid request with a truncated field, a wrong wire type or field 0 after it is INVALID_ARGUMENT MALFORMED_MESSAGE, never half-read',
     async run(context) {
-      const { coordinators, sinks } = context.wire.deployment;
-      const [a] = workers(context);
-      for (const [address, path] of [
-        [sinks[0]!, '/fencing.v1.Sink/Write'],
-        [coordinators[0]!, '/fencing.v1.Coordinator/Acquire'],
-      ] as const) {
-        for (const [fault, bytes] of MALFORMED) {
-          const answer = await context.wire.raw(address, path, bytes, a);
-          if (!answer.ok && SILENT.includes(answer.refusal.code))
-            throw unanswered(`${path} at ${address}`, answer.refusal);
-          if (answer.ok || answer.refusal.code !== grpc.status.INVALID_ARGUMENT)
-            throw new Broken(
-              `${path} with ${fault} was ${answer.ok ? 'answered' : describeRefusal(answer.refusal)}, not INVALID_ARGUMENT`,
-            );
+      const { a, resource, lease, index } = await heldAtSink(context);
+      const requests = [
+        {
+          address: context.wire.deployment.sinks[index]!,
+          path: '/fencing.v1.Sink/Write',
+          // A Write the sink would apply: WriteRequest's result_id is 3, token 2.
+          valid: () =>
+            fencing.Sink.service.Write.requestSerialize({
+              resource,
+              token: lease.token,
+              result_id: context.fresh('result'),
+              payload: Buffer.from('half-read'),
+            }),
+          tails: brokenTails(3, 2),
+        },
+        {
+          address: context.wire.deployment.coordinators[0]!,
+          path: '/fencing.v1.Coordinator/Acquire',
+          // An Acquire the coordinator would grant: AcquireRequest's resource is 2, ttl_ms 5.
+          valid: () =>
+            fencing.Coordinator.service.Acquire.requestSerialize({
+              request_id: context.fresh('request'),
+              resource: context.fresh('job'),
+              owner_id: a.identity,
+              incarnation: '1',
+              ttl_ms: TTL_MS,
+            }),
+          tails: brokenTails(2, 5),
+        },
+      ];
+      for (const { address, path, valid, tails } of requests) {
+        for (const [fault, tail] of tails) {
+          const answer = await context.wire.raw(address, path, Buffer.concat([valid(), tail]), a);
+          refused(answer, grpc.status.INVALID_ARGUMENT, 'MALFORMED_MESSAGE', `${path} at ${address} with ${fault}`);
         }
       }
     },
