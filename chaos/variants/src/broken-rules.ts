@@ -1,12 +1,14 @@
 // The single rule each other variant breaks, as a wrapper around the real
-// part: a write policy for the sink's engine, a server interceptor of the
-// sink's, and wrappers of the coordinator's sink port, core and lease rules.
+// part: a write policy for the sink's engine, a wrapper of its store, server
+// interceptors of the sink's, and wrappers of the coordinator's sink port,
+// core, store and lease rules.
 // Everything else is the real service.
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { UINT64_MAX } from '@fencer/common';
-import { decideWrite, type WritePolicy } from '@fencer/sink';
-import type { CoordinatorApi, LeaseRules, SinkPort } from '@fencer/coordinator';
+import { packageDefinition } from '@fencer/proto';
+import { decideWrite, type ResultSummary, type SinkStore, type StoredResult, type WritePolicy } from '@fencer/sink';
+import type { CoordinatorApi, LeaseRules, LeaseStore, SinkPort } from '@fencer/coordinator';
 
 /**
  * F1 broken: a token above the fence is judged as if it were the fence, so
@@ -61,6 +63,103 @@ export const bareStatuses: grpc.ServerInterceptor = (_method, call) =>
     sendStatus: (status, next) =>
       next(status.code === grpc.status.OK ? status : { code: status.code, details: status.details }),
   });
+
+/**
+ * V3 broken: each request's bytes are read as proto-loader's decoder reads
+ * them, which takes a field that declares more bytes than follow, and
+ * passed on re-encoded, so the sink's own strict check sees only a valid
+ * encoding of whatever was half-read. Bytes that decoder refuses pass on
+ * as they came. As a server interceptor outside the call gate, it sees the
+ * request bytes before the gate decodes them. Other services pass untouched.
+ */
+export const lenientDecoding: grpc.ServerInterceptor = (method, call) => {
+  const [, service, name] = method.path.split('/') as [string, string, string];
+  const codec = (packageDefinition[service] as unknown as grpc.ServiceDefinition | undefined)?.[name];
+  if (codec === undefined) return new grpc.ServerInterceptingCall(call); // health, reflection: not fencing.v1
+  return new grpc.ServerInterceptingCall(call, {
+    start: (next) =>
+      next({
+        onReceiveMessage: (bytes: Buffer, pass) => {
+          try {
+            pass(codec.requestSerialize(codec.requestDeserialize(bytes)));
+          } catch {
+            pass(bytes);
+          }
+        },
+      }),
+  });
+};
+
+/**
+ * F6 broken: results live in this process's memory and never reach the
+ * store (fences still do), so every acknowledged write is gone after a
+ * restart. Until then the sink answers as the real one: Write (F1, F3),
+ * Read and ListResults see the results it holds.
+ */
+export function memoryResults(store: SinkStore): SinkStore {
+  const results = new Map<string, Map<string, StoredResult>>(); // resource → result_id → result
+  const resultOf = async (resource: string, resultId: string) => results.get(resource)?.get(resultId);
+  return {
+    fence: (resource) => store.fence(resource),
+    durableFence: (resource) => store.durableFence(resource),
+    result: resultOf,
+    durableResult: resultOf,
+    async durableResults(resource, limit) {
+      const held = [...(results.get(resource) ?? new Map<string, StoredResult>())];
+      held.sort(([idA, a], [idB, b]) => (a.token === b.token ? idA.localeCompare(idB) : a.token > b.token ? -1 : 1));
+      return held
+        .slice(0, limit)
+        .map(([resultId, { token, payload }]): ResultSummary => ({ resultId, token, sizeBytes: payload.length }));
+    },
+    commit(ops) {
+      for (const op of ops) {
+        if (op.kind !== 'result') continue;
+        if (!results.has(op.resource)) results.set(op.resource, new Map());
+        results.get(op.resource)!.set(op.resultId, op.result);
+      }
+      const fences = ops.filter((op) => op.kind === 'fence');
+      return fences.length === 0 ? store.settled() : store.commit(fences);
+    },
+    settled: () => store.settled(),
+    whenFailed: () => store.whenFailed(),
+    close: () => store.close(),
+  };
+}
+
+/**
+ * `store`, but what it loads at start (and a grant loaded back into memory,
+ * V4) leaves out its request records or its grants. It still writes both.
+ */
+function forgetting(store: LeaseStore, forgotten: 'requests' | 'grants'): LeaseStore {
+  const load: LeaseStore['load'] = async () => ({ ...(await store.load()), [forgotten]: [] });
+  const loadResource: LeaseStore['loadResource'] = async (resource) => {
+    const stored = await store.loadResource(resource);
+    return forgotten === 'grants' && stored ? { ...stored, grant: null } : stored;
+  };
+  // A Proxy, not a spread: the store's methods live on its class and use its private fields.
+  return new Proxy(store, {
+    get(target, key) {
+      if (key === 'load') return load;
+      if (key === 'loadResource') return loadResource;
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/**
+ * R3 broken: request records are stored with their grants but not loaded
+ * back at start, so a request retried across a coordinator restart is
+ * taken for a new one. Everything else a restart restores is the real store's.
+ */
+export const forgettingRequests = (store: LeaseStore): LeaseStore => forgetting(store, 'requests');
+
+/**
+ * L7 broken: the grants in force are not loaded back at start (the token
+ * counters are, so L6 holds), so after a restart a lease its holder still
+ * has is granted to another owner.
+ */
+export const forgettingGrants = (store: LeaseStore): LeaseStore => forgetting(store, 'grants');
 
 /**
  * L4 broken: a Renew checks that the grant is the holder's latest and was

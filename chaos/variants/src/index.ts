@@ -6,8 +6,12 @@ export { TwoStepEngine } from './two-step-engine.js';
 export { WORKER_CLOCK_HEADER, workerClockEnv } from './worker-clock.js';
 export {
   bareStatuses,
+  forgettingGrants,
+  forgettingRequests,
   grantFirst,
+  lenientDecoding,
   lenientWrite,
+  memoryResults,
   overwritingWrite,
   ownerlessWrite,
   revivingRenewals,

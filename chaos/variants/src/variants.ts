@@ -10,8 +10,12 @@ import { createLogger } from '@fencer/server-kit';
 import { SinkEngine, sinkCommand } from '@fencer/sink';
 import {
   bareStatuses,
+  forgettingGrants,
+  forgettingRequests,
   grantFirst,
+  lenientDecoding,
   lenientWrite,
+  memoryResults,
   overwritingWrite,
   ownerlessWrite,
   revivingRenewals,
@@ -80,6 +84,17 @@ export const VARIANTS = Object.freeze({
       'errors: refusals carry their code and message only, with no ErrorInfo in grpc-status-details-bin and no fencing-reason trailer',
     command: () => sinkCommand({ interceptors: [bareStatuses] }),
   },
+  'lenient-decoding-sink': {
+    service: 'sink',
+    breaks:
+      "V3: reads a request's bytes as proto-loader does (a field that declares more bytes than follow is taken) before the strict check",
+    command: () => sinkCommand({ interceptors: [lenientDecoding] }),
+  },
+  'forgetful-sink': {
+    service: 'sink',
+    breaks: 'F6: keeps results in memory only (fences reach LevelDB), so an acknowledged write is gone after a restart',
+    command: () => sinkCommand({ engine: (store) => new SinkEngine(memoryResults(store)) }),
+  },
   'grant-first-coordinator': {
     service: 'coordinator',
     breaks: `L3: answers Acquire before the sink's fence moved (AdvanceFence sent ${GRANT_FIRST_DELAY_MS} ms later)`,
@@ -89,6 +104,17 @@ export const VARIANTS = Object.freeze({
     service: 'coordinator',
     breaks: 'R1: keeps no request-id records, so a retried Acquire can mint a second token (S2)',
     command: () => coordinatorCommand({ wrapCore: withoutRequestRecords }),
+  },
+  'request-forgetting-coordinator': {
+    service: 'coordinator',
+    breaks: 'R3: stores request records but does not load them at start, so a retry across a restart is a new request',
+    command: () => coordinatorCommand({ wrapStore: forgettingRequests }),
+  },
+  'grant-forgetting-coordinator': {
+    service: 'coordinator',
+    breaks:
+      'L7: stores grants but does not load them at start (token counters it does), so a held lease is granted to another after a restart',
+    command: () => coordinatorCommand({ wrapStore: forgettingGrants }),
   },
   'reviving-coordinator': {
     service: 'coordinator',

@@ -11,6 +11,7 @@ export { COORDINATOR_ROLES } from './grpc/handlers.js';
 export type { CoordinatorApi } from './core/coordinator.js';
 export type { SinkPort, SinkAdvanceOutcome } from './core/sink-port.js';
 export type { LeaseRules } from './core/lease-table.js';
+export type { LeaseStore } from './core/store.js';
 
 /** `fencer coordinator`, as the CLI mounts it (no seams); a variant passes its own to run the same command line. */
 export function coordinatorCommand(seams: CoordinatorSeams = {}): Command {

@@ -50,6 +50,8 @@ export interface CoordinatorSeams {
   readonly wrapSink?: (sink: SinkPort) => SinkPort;
   /** Wraps the core as the gRPC handlers call it; default none. */
   readonly wrapCore?: (core: CoordinatorApi) => CoordinatorApi;
+  /** Wraps the store the core loads from and writes to (LevelDB or etcd); default none. */
+  readonly wrapStore?: (store: LeaseStore) => LeaseStore;
   /** Replaces L4's and T1's arithmetic inside the core (LeaseRules), given the real rules; default none. */
   readonly wrapRules?: (rules: LeaseRules) => LeaseRules;
   /**
@@ -139,7 +141,7 @@ function openCore(
 ): Promise<Coordinator> {
   return Coordinator.open({
     clock: deps.clock ?? systemClock,
-    store,
+    store: deps.wrapStore?.(store) ?? store,
     sink,
     newGrantId: deps.newGrantId ?? randomUUID,
     requestRetentionMs: config.requestRetentionMs,

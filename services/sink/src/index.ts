@@ -8,8 +8,8 @@ export { sinkConfig, ConfigError, type SinkConfig, type SinkAuth, type SinkOptio
 
 // What a deliberately broken variant (@fencer/variants) composes a sink from.
 export { SinkEngine, type SinkApi, type WriteCommand, type WriteOutcome } from './core/sink-engine.js';
-export { decideWrite, type WritePolicy } from './core/fence-policy.js';
-export type { SinkStore } from './core/store.js';
+export { decideWrite, type StoredResult, type WritePolicy } from './core/fence-policy.js';
+export type { ResultSummary, SinkStore } from './core/store.js';
 
 /** `fencer sink`, as the CLI mounts it (no seams); a variant passes its own to run the same command line. */
 export function sinkCommand(seams: SinkSeams = {}): Command {
