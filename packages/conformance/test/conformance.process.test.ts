@@ -1,25 +1,42 @@
 // `fencer conformance` against this project's own services as real
 // processes: a secured cluster (sink + LevelDB coordinator, the servers'
-// credentials file) holds every rule it checks but P4, which it skips with
-// one sink; an --insecure coordinator over two sinks holds P4 too. The
+// credentials file, restart commands that SIGKILL them) holds every rule it
+// checks but P4, H2 and H7, which it skips with one sink and one
+// coordinator; an --insecure coordinator over two sinks holds P4 too. The
 // outputs (table, --json, --junit) and its one-line flag errors.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runFencer, startFencer, startTestCluster, stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
+import {
+  runFencer,
+  serveRestartCommands,
+  startFencer,
+  startTestCluster,
+  stopFencer,
+  tempDir,
+  type FencerProcess,
+  type RestartCommands,
+} from '@fencer/testkit';
 import type { Cluster } from '@fencer/supervisor';
 import { RULES } from '../src/index.js';
 
 let cluster: Cluster;
 let stopCluster: () => Promise<void>;
+let restarts: RestartCommands;
 const dir = tempDir('fencer-conformance-');
 const children: FencerProcess[] = [];
 
 beforeAll(async () => {
   ({ cluster, stop: stopCluster } = await startTestCluster('fencer-conformance-cluster-'));
+  const crash = (service: 'sink' | 'coordinator') => async () => {
+    await cluster.kill(service);
+    await cluster.restart(service);
+  };
+  restarts = await serveRestartCommands({ sink: crash('sink'), coordinator: crash('coordinator') });
 }, 60_000);
 
 afterAll(async () => {
+  await restarts?.close();
   await Promise.all(children.map((child) => stopFencer(child, 1_000)));
   await stopCluster?.();
   dir.remove();
@@ -27,17 +44,26 @@ afterAll(async () => {
 
 type Row = { rule: string; status: string; detail: string };
 
+/** `fencer conformance` pointed at the secured cluster, with its credentials. */
+const kitAgainstCluster = () => [
+  'conformance',
+  '--coordinator',
+  cluster.coordinator.ready.address,
+  '--sink',
+  cluster.sink.ready.address,
+  '--credentials',
+  cluster.credentials!.credentialsFile,
+];
+
 describe('fencer conformance', () => {
-  it('a secured sink and LevelDB coordinator hold every rule checked; P4 is skipped with one sink', async () => {
+  it('a secured sink and LevelDB coordinator hold every rule checked, across SIGKILLs; P4, H2, H7 are skipped', async () => {
     const junit = join(dir.path, 'secured.xml');
     const run = await runFencer([
-      'conformance',
-      '--coordinator',
-      cluster.coordinator.ready.address,
-      '--sink',
-      cluster.sink.ready.address,
-      '--credentials',
-      cluster.credentials!.credentialsFile,
+      ...kitAgainstCluster(),
+      '--sink-restart-cmd',
+      restarts.command('sink'),
+      '--coordinator-restart-cmd',
+      restarts.command('coordinator'),
       '--json',
       '--junit',
       junit,
@@ -45,8 +71,8 @@ describe('fencer conformance', () => {
     expect(run.code, run.stderr).toBe(0);
     const rows = JSON.parse(run.stdout) as Row[];
     expect(rows.map((row) => row.rule)).toEqual(RULES);
-    // One sink (P4), one coordinator (H2, H7), no restart commands (L7, R3, F6).
-    const skipped = ['P4', 'H2', 'H7', 'L7', 'R3', 'F6'];
+    // One sink (P4), one coordinator (H2, H7). L7, R3 and F6 ran their restarts.
+    const skipped = ['P4', 'H2', 'H7'];
     for (const row of rows) {
       expect(row, row.rule).toMatchObject({ status: skipped.includes(row.rule) ? 'skipped' : 'held' });
     }
@@ -107,6 +133,21 @@ describe('fencer conformance', () => {
   ])('refuses %j with one line and exit 1', async (args, message) => {
     const { code, stderr } = await runFencer(['conformance', ...args]);
     expect([code, stderr.trim()]).toEqual([1, message]);
+  });
+
+  it('ends the run when a restart command fails: exit 2, naming the flag, its exit and last stderr line', async () => {
+    const { code, stdout, stderr } = await runFencer([
+      ...kitAgainstCluster(),
+      '--only',
+      'F6',
+      '--sink-restart-cmd',
+      'echo starting >&2; echo no such unit >&2; exit 3',
+    ]);
+    expect([code, stdout, stderr.trim()]).toEqual([
+      2,
+      '',
+      'fencer conformance: --sink-restart-cmd exited 3: no such unit',
+    ]);
   });
 
   it('says a deployment that does not answer is no evidence either way: exit 2, one line', async () => {

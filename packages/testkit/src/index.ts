@@ -14,3 +14,4 @@ export * from './tmpfs.js';
 export * from './raw-http2.js';
 export * from './scripted-coordinator.js';
 export * from './etcd.js';
+export * from './restart-commands.js';
