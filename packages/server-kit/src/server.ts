@@ -4,7 +4,6 @@
 // While it serves, the process holds the bound on the memory calls leave
 // outside V8's heap (A6, memory-bound.ts).
 import * as grpc from '@grpc/grpc-js';
-import { ReflectionService } from '@grpc/reflection';
 import * as protoLoader from '@grpc/proto-loader';
 import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
 import { LOADER_OPTIONS, reflectionFiles } from '@fencer/proto';
@@ -15,6 +14,7 @@ import { DEFAULT_CONNECTION_LIMITS, grpcServerOptions, type ConnectionLimits } f
 import { guardSession, onHttp2Sessions } from './http2-sessions.js';
 import { ConnectionListener } from './listener.js';
 import { holdMemoryBound } from './memory-bound.js';
+import { addReflection } from './reflection.js';
 import { serviceLabel } from './metrics.js';
 import type { Logger } from './log.js';
 import type { OpenStreams } from './message-stream.js';
@@ -128,10 +128,10 @@ export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> 
   // not the other fencing.v1 service that shares the files; plus the
   // google.rpc error details, so tools can decode our statuses. The files
   // are the real ones (reflectionFiles), not proto-loader's synthetic ones.
-  new ReflectionService(
-    { ...reflectionFiles, ...protoLoader.loadSync(healthProtoPath, LOADER_OPTIONS) },
-    { services: [spec.serviceName, HEALTH_SERVICE] },
-  ).addToServer(server);
+  addReflection(server, { ...reflectionFiles, ...protoLoader.loadSync(healthProtoPath, LOADER_OPTIONS) }, [
+    spec.serviceName,
+    HEALTH_SERVICE,
+  ]);
 
   // The same bound as a plaintext socket that never sends the preface: one ping, unanswered.
   const injector = server.createConnectionInjector(

@@ -11,7 +11,8 @@ import { channelCredentials, type ClientTls } from '@fencer/proto';
 export interface ReflectionResponse {
   list_services_response?: { service: { name: string }[] };
   file_descriptor_response?: { file_descriptor_proto: Buffer[] };
-  error_response?: { error_code: number };
+  all_extension_numbers_response?: { base_type_name: string; extension_number: number[] };
+  error_response?: { error_code: number; error_message: string };
 }
 
 type ReflectionVersion = 'v1' | 'v1alpha';
