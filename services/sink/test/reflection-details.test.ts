@@ -79,35 +79,31 @@ async function decodeThroughReflection(address: string, details: Buffer) {
 }
 
 /**
- * A refused call as grpcurl prints it (its PrintStatus layout with the JSON
- * formatter): the code's Go name, the message, then each detail as JSON with
- * `@type` first, continuation lines indented under the item number. Map keys
- * are sorted, as Go's JSON marshalling sorts them.
+ * A refused call as grpcurl prints it: its PrintStatus layout (the code's Go
+ * name, the message, then each detail after its item number and a tab) with
+ * the JSON formatter. Each detail is one line of JSON with its fields' keys
+ * sorted and a map's keys sorted, but a repeated message's fields in field
+ * order, as grpcurl v1.8.5 built on Debian's golang-protobuf 1.5.2 printed
+ * ErrorInfo and BadRequest from the real services.
  */
 function asGrpcurlPrintsIt(
   code: string,
   message: string,
   details: { typeUrl: string; value: Record<string, unknown> }[],
 ) {
-  const sortMaps = (value: unknown): unknown =>
-    value && typeof value === 'object' && !Array.isArray(value)
-      ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, sortMaps(v)]))
+  const sorted = (value: unknown, depth = 0): unknown =>
+    value && typeof value === 'object' && !Array.isArray(value) && depth < 2
+      ? Object.fromEntries(
+          Object.entries(value)
+            .sort(([a], [b]) => (a < b ? -1 : 1))
+            .map(([k, v]) => [k, sorted(v, depth + 1)]),
+        )
       : value;
   const lines = ['ERROR:', `  Code: ${code}`, `  Message: ${message}`];
   if (details.length > 0) lines.push('  Details:');
-  details.forEach((detail, i) => {
-    const metadata = detail.value.metadata as Record<string, string> | undefined;
-    const value = metadata
-      ? {
-          ...detail.value,
-          metadata: Object.fromEntries(Object.entries(metadata).sort(([a], [b]) => a.localeCompare(b))),
-        }
-      : detail.value;
-    const prefix = `  ${i + 1})`;
-    JSON.stringify({ '@type': detail.typeUrl, ...(sortMaps(value) as object) }, null, 2)
-      .split('\n')
-      .forEach((line, j) => lines.push(j === 0 ? `${prefix}\t${line}` : `${' '.repeat(prefix.length)}\t${line}`));
-  });
+  details.forEach((detail, i) =>
+    lines.push(`  ${i + 1})\t${JSON.stringify(sorted({ '@type': detail.typeUrl, ...detail.value }))}`),
+  );
   return lines.join('\n');
 }
 
