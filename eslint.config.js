@@ -66,11 +66,24 @@ export default tseslint.config(
     rules: {
       'no-restricted-globals': [
         'error',
-        ...['process', 'setTimeout', 'setInterval', 'setImmediate', 'clearTimeout', 'clearInterval', 'Date'].map(
-          (name) => ({
-            name,
-            message: 'core/ reaches time and the process only through ports (the injected Clock, L1)',
-          }),
+        ...[
+          'process',
+          'setTimeout',
+          'setInterval',
+          'setImmediate',
+          'clearTimeout',
+          'clearInterval',
+          'Date',
+          'performance',
+        ].map((name) => ({
+          name,
+          message: 'core/ reaches time and the process only through ports (the injected Clock, L1)',
+        })),
+      ],
+      'no-restricted-imports': [
+        'error',
+        ...['node:perf_hooks', 'perf_hooks', 'node:timers', 'node:timers/promises', 'timers', 'timers/promises'].map(
+          (name) => ({ name, message: 'core/ reaches time only through the injected Clock (L1)' }),
         ),
       ],
     },
