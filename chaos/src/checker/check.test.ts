@@ -522,7 +522,7 @@ describe('checkHistory', () => {
     expect(check(h.operations, finalR(2_000, results))).toEqual([]);
   });
 
-  it('checks 5,000 operations on one result id fast, and reports each bad one once', () => {
+  it('checks 5,000 operations on one result id, and reports each bad one once', () => {
     const h = builder();
     h.acquire('a', 'r', 1, [0, 1]);
     h.write('a', 'r', 1, 'x', 'p', [2, 3]);
@@ -530,10 +530,8 @@ describe('checkHistory', () => {
       h.write('a', 'r', 1, 'x', 'p', [10 + 2 * i, 11 + 2 * i], written('REPLAYED', 1));
       h.read(`c${i % 5}`, 'r', 'x', i === 2_000 ? 'q' : 'p', 1, [10 + 2 * i, 11 + 2 * i]);
     }
-    const started = performance.now();
+    // Speed is the bench's to measure (one pass per result id: about 60 ms here), not a test's to time.
     const found = check(h.operations, finalR(1, { x: stored(1, 'p') }));
-    // About 60 ms on a loaded 2-core machine: one pass per result id, not one per pair.
-    expect(performance.now() - started).toBeLessThan(500);
     expect(rules(found)).toEqual([['S6', [2, 4004]]]);
   });
 });

@@ -20,6 +20,8 @@ import {
 let harness: Harness;
 let echo: TestServer;
 let sink: TestServer;
+/** A toxic's delay that no test outlives: what arrives at all was not delayed by it. */
+const HOUR_MS = 3_600_000;
 const sunk = new Map<Socket, Buffer[]>();
 const clients: RecordingClient[] = [];
 
@@ -67,14 +69,14 @@ const sunkBytes = () => Buffer.concat([...sunk.values()].at(-1) ?? []);
 describe('latency', () => {
   it.each(['downstream', 'upstream'])('delays the %s direction by at least its latency', async (stream) => {
     const { client } = await setup(echo, [{ type: 'latency', stream, attributes: { latency: 300 } }]);
-    const ms = await roundTrip(client, 'hello');
-    expect(ms).toBeGreaterThanOrEqual(295);
-    expect(ms).toBeLessThan(2_000);
+    expect(await roundTrip(client, 'hello')).toBeGreaterThanOrEqual(295);
   });
 
+  // Where a toxic must not delay, it holds for far longer than the test may
+  // run, so no wall-clock bound is needed: a delayed echo never arrives.
   it('has no effect at toxicity 0', async () => {
-    const { client } = await setup(echo, [{ type: 'latency', toxicity: 0, attributes: { latency: 1_000 } }]);
-    expect(await roundTrip(client, 'hello')).toBeLessThan(500);
+    const { client } = await setup(echo, [{ type: 'latency', toxicity: 0, attributes: { latency: HOUR_MS } }]);
+    await roundTrip(client, 'hello');
   });
 
   it('stacks: two latency toxics add up', async () => {
@@ -87,17 +89,18 @@ describe('latency', () => {
 
   it('applies to an open connection when added, and stops when removed', async () => {
     const { proxy, client } = await setup(echo);
-    expect(await roundTrip(client, 'a')).toBeLessThan(250);
-    const toxic = await proxy.addToxic({ type: 'latency', attributes: { latency: 300 } } as never);
-    expect(await roundTrip(client, 'b')).toBeGreaterThanOrEqual(295);
+    await roundTrip(client, 'a');
+    const toxic = await proxy.addToxic({ type: 'latency', attributes: { latency: HOUR_MS } } as never);
+    const echoed = roundTrip(client, 'b');
+    expect(await stillPending(echoed, 300)).toBe('pending');
     await toxic.remove();
-    expect(await roundTrip(client, 'c')).toBeLessThan(250);
+    await echoed;
+    await roundTrip(client, 'c');
   });
 
   it('passes a held chunk on at once when removed, without losing or reordering bytes', async () => {
     const { proxy, client } = await setup(echo);
-    const toxic = await proxy.addToxic({ type: 'latency', attributes: { latency: 5_000 } } as never);
-    const start = performance.now();
+    const toxic = await proxy.addToxic({ type: 'latency', attributes: { latency: HOUR_MS } } as never);
     for (const piece of ['one,', 'two,', 'three']) client.socket.write(piece);
     // The echo server has sent everything back, and nothing arrives: the toxic holds it.
     await eventually(() => ((echo.sockets.at(-1)?.bytesWritten ?? 0) >= 13 ? true : undefined));
@@ -105,7 +108,6 @@ describe('latency', () => {
     await toxic.remove();
     await client.waitForBytes('one,two,three'.length);
     expect(client.received().toString()).toBe('one,two,three');
-    expect(performance.now() - start).toBeLessThan(2_500);
   });
 });
 
@@ -114,7 +116,6 @@ describe('bandwidth', () => {
     const { client } = await setup(echo, [{ type: 'bandwidth', attributes: { rate: 10 } }]);
     const ms = await roundTrip(client, 'x'.repeat(5_000));
     expect(ms).toBeGreaterThanOrEqual(450);
-    expect(ms).toBeLessThan(3_000);
     // Pieces of at most rate*100 bytes.
     expect(Math.max(...client.chunks.map((c) => c.data.length))).toBeLessThanOrEqual(1_000);
   });
