@@ -319,33 +319,22 @@ export class Coordinator {
         // The new token goes to no one. Bound to the expired holder, it admits
         // no identity that the fence it replaces did not already admit (A5);
         // bound to no one, it would admit every worker that guessed it.
-        const advance = await this.#reserveAndAdvance(resource, decision.token, decision.holder.ownerId, {
+        const fenced = await this.#fenceOff(resource, decision.holder, decision.token, decision.holder.ownerId, {
           fenceOnExpiry: true,
         });
-        switch (advance.kind) {
-          case 'advanced':
-          case 'regression': // the fence is already >= our token > the holder's: fenced out by someone else
-            break;
-          case 'unavailable': {
-            const retryInMs = this.#table.noteFenceFailure(resource);
-            deps.log.warn(
-              { resource, sinkCode: advance.sinkCode, retryInMs },
-              'fence-on-expiry could not reach the sink; will retry',
-            );
-            return { kind: 'retry-later', resource, sinkCode: advance.sinkCode, retryInMs };
-          }
-          default:
-            return unreachable(advance);
+        if (fenced.kind === 'unavailable') {
+          const retryInMs = this.#table.noteFenceFailure(resource);
+          deps.log.warn(
+            { resource, sinkCode: fenced.sinkCode, retryInMs },
+            'fence-on-expiry could not reach the sink; will retry',
+          );
+          return { kind: 'retry-later', resource, sinkCode: fenced.sinkCode, retryInMs };
         }
-        // Not synced: if lost, L7 revives the grant for a TTL (its writes are refused anyway) and L8 fences again.
-        const fenced: Grant = { ...decision.holder, ended: 'fenced' };
-        await deps.store.endGrant(fenced);
-        this.#table.applyFenced(fenced);
         deps.log.info(
-          { resource, holderToken: String(decision.holder.token), fence: String(advance.fence) },
+          { resource, holderToken: String(decision.holder.token), fence: String(fenced.fence) },
           'fenced an expired lease',
         );
-        return { kind: 'fenced', resource, fence: advance.fence };
+        return { kind: 'fenced', resource, fence: fenced.fence };
       }),
     );
   }
@@ -376,32 +365,22 @@ export class Coordinator {
           default:
             return unreachable(decision);
         }
-        const advance = await this.#reserveAndAdvance(resource, decision.token, adminId, { forceRelease: true });
-        switch (advance.kind) {
-          case 'advanced':
-          case 'regression': // the fence is already >= our token > the holder's: fenced out by someone else
-            break;
-          case 'unavailable':
-            deps.log.warn({ resource, sinkCode: advance.sinkCode }, 'forced release could not reach the sink');
-            return { kind: 'sink-unavailable', sinkCode: advance.sinkCode };
-          default:
-            return unreachable(advance);
+        const fenced = await this.#fenceOff(resource, decision.holder, decision.token, adminId, { forceRelease: true });
+        if (fenced.kind === 'unavailable') {
+          deps.log.warn({ resource, sinkCode: fenced.sinkCode }, 'forced release could not reach the sink');
+          return { kind: 'sink-unavailable', sinkCode: fenced.sinkCode };
         }
-        // Not synced, as for L8: if lost, L7 revives the grant for a TTL, but its writes stay refused.
-        const fenced: Grant = { ...decision.holder, ended: 'fenced' };
-        await deps.store.endGrant(fenced);
-        this.#table.applyFenced(fenced);
         deps.log.info(
           {
             resource,
             holder: decision.holder.ownerId,
             holderToken: String(token),
-            fence: String(advance.fence),
+            fence: String(fenced.fence),
             adminId,
           },
           'forced release: the holder is fenced off',
         );
-        return { kind: 'forced', fence: advance.fence, lastToken: token };
+        return { kind: 'forced', fence: fenced.fence, lastToken: token };
       }),
     );
   }
@@ -470,6 +449,38 @@ export class Coordinator {
     const advance = await this.deps.sink.advanceFence({ resource, token, grantId: this.deps.newGrantId(), ownerId });
     if (advance.kind === 'regression') this.#table.noteSinkFence(resource, advance.fence);
     return advance;
+  }
+
+  /**
+   * Fences `holder`'s grant off (L8, A4's forced release): `token`, reserved
+   * for no grant, becomes the sink's fence, bound to `boundTo`, and only
+   * then is the grant ended, so its holder is cut off (STALE_TOKEN) before
+   * anyone is told it is. A regression means the fence is already at or
+   * above `token`, above the holder's: fenced off by someone else, which
+   * serves as well. The end is not synced: if lost, L7 revives the grant
+   * for a TTL, but its writes stay refused.
+   */
+  async #fenceOff(
+    resource: string,
+    holder: Grant,
+    token: bigint,
+    boundTo: string | null,
+    logContext: object,
+  ): Promise<{ kind: 'fenced'; fence: bigint } | { kind: 'unavailable'; sinkCode: string }> {
+    const advance = await this.#reserveAndAdvance(resource, token, boundTo, logContext);
+    switch (advance.kind) {
+      case 'advanced':
+      case 'regression':
+        break;
+      case 'unavailable':
+        return advance;
+      default:
+        return unreachable(advance);
+    }
+    const fenced: Grant = { ...holder, ended: 'fenced' };
+    await this.deps.store.endGrant(fenced);
+    this.#table.applyFenced(fenced);
+    return { kind: 'fenced', fence: advance.fence };
   }
 
   /**
