@@ -1,21 +1,9 @@
-// `fencer inspect` and `fencer release --force`: the admin actions of A4, as
-// an operator runs them against a live deployment with an admin credential.
-// The coordinator may be several replicas (H7): its calls go to the leader.
-import * as grpc from '@grpc/grpc-js';
+// `fencer inspect` and `fencer release --force`: the admin actions of A4 as
+// commands, their flags and what they print. The calls are @fencer/client's
+// AdminClient (the coordinator's replicas as one service, H7).
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { LeaderRouter, toFencerError } from '@fencer/client';
-import {
-  bearer,
-  channelCredentials,
-  fencing,
-  remoteFailure,
-  unaryCall,
-  type ClientTls,
-  type CoordinatorClient,
-  type DescribeResponse__Output,
-  type ForceReleaseResponse__Output,
-  type ListResultsResponse__Output,
-} from '@fencer/proto';
+import { AdminCallError, AdminClient, type AdminClientOptions } from '@fencer/client';
+import type { DescribeResponse__Output, ListResultsResponse__Output } from '@fencer/proto';
 import {
   clientTls,
   ConfigError,
@@ -36,13 +24,8 @@ interface AdminFlags extends TlsFlags {
   json?: boolean;
 }
 
-/** How an admin command reaches the services. */
-interface AdminConfig {
-  /** The coordinator's replicas (one address when it has none), in the order to try them. */
-  readonly coordinators: readonly string[];
-  readonly token: string | undefined;
-  readonly tls: ClientTls | undefined;
-  readonly timeoutMs: number;
+/** How an admin command reaches the services, and whether it prints JSON. */
+interface AdminConfig extends AdminClientOptions {
   readonly json: boolean;
 }
 
@@ -79,90 +62,6 @@ function adminConfig(flags: AdminFlags): AdminConfig {
     timeoutMs: flags.timeoutMs,
     json: flags.json === true,
   });
-}
-
-type Unary<Req, Res> = (
-  request: Req,
-  metadata: grpc.Metadata,
-  options: grpc.CallOptions,
-  callback: (error: grpc.ServiceError | null, response?: Res) => void,
-) => grpc.ClientUnaryCall;
-
-/** One call with the admin's credential and deadline; a refusal becomes AdminCallError. */
-async function adminCall<Req, Res>(
-  config: AdminConfig,
-  address: string,
-  client: grpc.Client,
-  method: Unary<Req, Res>,
-  request: Req,
-): Promise<Res> {
-  try {
-    return await unaryCall(client, method, request, {
-      timeoutMs: config.timeoutMs,
-      metadata: config.token === undefined ? new grpc.Metadata() : bearer(config.token),
-    });
-  } catch (error) {
-    throw AdminCallError.of(address, remoteFailure(error as grpc.ServiceError));
-  }
-}
-
-/** A refused or failed call: printed as one line, exit 1. */
-class AdminCallError extends Error {
-  /** "ADDRESS: CODE REASON: message", the reason left out when it only repeats the code. */
-  static of(address: string, failure: { code: number; reason: string; message: string }): AdminCallError {
-    const code = grpc.status[failure.code];
-    const reason = failure.reason && failure.reason !== code ? ` ${failure.reason}` : '';
-    return new AdminCallError(`${address}: ${code}${reason}: ${failure.message}`);
-  }
-}
-
-/**
- * The coordinator's replicas as one service: each call goes to the leader,
- * following NOT_LEADER and going past a replica that cannot be reached, as
- * the worker library does (LeaderRouter); each attempt has the command's
- * deadline. A refusal, or every replica failing, is an AdminCallError naming
- * the replica that answered last.
- */
-class AdminCoordinator {
-  readonly #config: AdminConfig;
-  readonly #router: LeaderRouter;
-  readonly #clients = new Map<string, CoordinatorClient>();
-
-  constructor(config: AdminConfig) {
-    this.#config = config;
-    this.#router = new LeaderRouter(config.coordinators);
-  }
-
-  async call<Req, Res>(method: (client: CoordinatorClient) => Unary<Req, Res>, request: Req): Promise<Res> {
-    let address = this.#router.leader;
-    try {
-      return await this.#router.call(async (replica) => {
-        address = replica;
-        const client = this.#client(replica);
-        return unaryCall(client, method(client), request, {
-          timeoutMs: this.#config.timeoutMs,
-          metadata: this.#config.token === undefined ? new grpc.Metadata() : bearer(this.#config.token),
-        }).catch((error: unknown) => {
-          throw toFencerError(error);
-        });
-      });
-    } catch (error) {
-      throw AdminCallError.of(address, toFencerError(error));
-    }
-  }
-
-  close(): void {
-    for (const client of this.#clients.values()) client.close();
-  }
-
-  #client(address: string): CoordinatorClient {
-    let client = this.#clients.get(address);
-    if (client === undefined) {
-      client = new fencing.Coordinator(address, channelCredentials(this.#config.tls));
-      this.#clients.set(address, client);
-    }
-    return client;
-  }
 }
 
 /** Runs an admin command's body; an AdminCallError is one line on stderr and exit status 1. */
@@ -222,17 +121,11 @@ export function inspectCommand(): Command {
     },
     (config, resource: string) =>
       reporting('inspect', async () => {
-        const coordinator = new AdminCoordinator(config);
-        const sinks = config.sink.map((address) => new fencing.Sink(address, channelCredentials(config.tls)));
+        const admin = new AdminClient(config);
         try {
           const [described, ...listed] = await Promise.all([
-            coordinator.call<object, DescribeResponse__Output>((client) => client.Describe, { resource }),
-            ...sinks.map((sink, i) =>
-              adminCall<object, ListResultsResponse__Output>(config, config.sink[i]!, sink, sink.ListResults, {
-                resource,
-                limit: config.limit,
-              }),
-            ),
+            admin.describe(resource),
+            ...config.sink.map((address) => admin.listResults(address, resource, config.limit)),
           ]);
           // The sink the lease names, if this command reaches it at that address; else the one
           // with a fence for the resource, which only its owner ever gets (P4); else the first.
@@ -246,8 +139,7 @@ export function inspectCommand(): Command {
           const inspection = inspectionOf(resource, described, config.sink[owner]!, listed[owner]!);
           print(config.json ? JSON.stringify(inspection) : describeInspection(inspection));
         } finally {
-          coordinator.close();
-          for (const sink of sinks) sink.close();
+          admin.close();
         }
       }),
   );
@@ -324,14 +216,11 @@ export function releaseCommand(): Command {
     },
     (config, resource: string) =>
       reporting('release', async () => {
-        const coordinator = new AdminCoordinator(config);
+        const admin = new AdminClient(config);
         try {
           // Reading the token first names the grant, so rerunning the command
           // after a lost answer cannot cut off a holder that came later.
-          const token =
-            config.grantToken ??
-            (await coordinator.call<object, DescribeResponse__Output>((client) => client.Describe, { resource }))
-              .last_token;
+          const token = config.grantToken ?? (await admin.describe(resource)).last_token;
           if (token === '0') {
             print(
               config.json
@@ -340,10 +229,7 @@ export function releaseCommand(): Command {
             );
             return;
           }
-          const answer = await coordinator.call<object, ForceReleaseResponse__Output>((client) => client.ForceRelease, {
-            resource,
-            token,
-          });
+          const answer = await admin.forceRelease(resource, token);
           if (config.json) print(JSON.stringify({ resource, token, ...answer }));
           else if (answer.forced)
             print(`${resource}: the grant of token ${token} is ended; the sink's fence is now ${answer.fence}`);
@@ -352,7 +238,7 @@ export function releaseCommand(): Command {
               `${resource}: the grant of token ${token} was already fenced off or superseded (last token ${answer.last_token}); nothing changed`,
             );
         } finally {
-          coordinator.close();
+          admin.close();
         }
       }),
   );

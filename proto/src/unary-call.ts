@@ -5,7 +5,7 @@
 import * as grpc from '@grpc/grpc-js';
 
 /** A grpc-js unary client method, as generated for every RPC. */
-type UnaryMethod<Req, Res> = (
+export type UnaryMethod<Req, Res> = (
   request: Req,
   metadata: grpc.Metadata,
   options: grpc.CallOptions,

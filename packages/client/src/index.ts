@@ -10,3 +10,4 @@ export * from './sinks.js';
 export * from './write-stream.js';
 export * from './lease-keeper.js';
 export * from './fenced-writer.js';
+export * from './admin-client.js';
