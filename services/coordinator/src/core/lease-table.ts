@@ -14,6 +14,7 @@
 import { UINT64_MAX, type Clock } from '@fencer/common';
 import type { StoredResource, StoredState } from './store.js';
 import type { AcquireParams, Grant, LeaseView, ReleaseParams, RenewParams, RequestRecord } from './model.js';
+import { RequestRecords, type HeldRecord } from './request-records.js';
 
 /** A grant plus its expiry on this process's clock (never persisted: L7 recomputes it). */
 interface LiveGrant extends Grant {
@@ -33,12 +34,6 @@ interface ResourceState {
   /** L8 back-off after the sink could not be reached. */
   fenceFailures: number;
   fenceRetryAtMs: number;
-}
-
-interface HeldRecord {
-  readonly record: RequestRecord;
-  /** When retention (R3) started counting: the grant, or the restart that reloaded it. */
-  readonly sinceMs: number;
 }
 
 /** R1's lookup of an Acquire's request id. */
@@ -142,9 +137,7 @@ export class LeaseTable {
   readonly #idle = new Set<string>();
   /** Resources an operation is using (between `hold` and `letGo`); never idle. */
   readonly #held = new Set<string>();
-  readonly #requests = new Map<string, HeldRecord>();
-  /** Records per owner_id (V4 quota); an owner with none has no entry. */
-  readonly #ownerRecords = new Map<string, number>();
+  readonly #requests = new RequestRecords();
 
   /**
    * @param requestRetentionMs how long request records are kept (R3), counted on `clock`.
@@ -168,7 +161,7 @@ export class LeaseTable {
     const nowMs = this.clock.nowMs();
     for (const [resource, reserved] of state.counters) this.#state(resource).reserved = reserved;
     for (const grant of state.grants) this.#putGrant(grant, grant.ended === null ? nowMs + grant.ttlMs : nowMs);
-    for (const record of state.requests) this.#putRecord({ record, sinceMs: nowMs });
+    for (const record of state.requests) this.#requests.put({ record, sinceMs: nowMs });
     this.evictIdle();
   }
 
@@ -220,7 +213,7 @@ export class LeaseTable {
 
   /** V4/R3: request records kept now, in all and of `ownerId`. */
   recordCounts(ownerId: string): { readonly total: number; readonly owner: number } {
-    return { total: this.#requests.size, owner: this.#ownerRecords.get(ownerId) ?? 0 };
+    return { total: this.#requests.size, owner: this.#requests.countOf(ownerId) };
   }
 
   /** R1/R2/R3: what the request id says, before any other rule is consulted. */
@@ -340,7 +333,7 @@ export class LeaseTable {
   collectableRequests(): string[] {
     const nowMs = this.clock.nowMs();
     const ids: string[] = [];
-    for (const [id, held] of this.#requests) if (this.#pastRetention(held, nowMs)) ids.push(id);
+    for (const [id, held] of this.#requests.entries()) if (this.#pastRetention(held, nowMs)) ids.push(id);
     return ids;
   }
 
@@ -373,7 +366,7 @@ export class LeaseTable {
     entry.latest = { ...grant, expiresAtMs: nowMs + grant.ttlMs };
     entry.fenceFailures = 0;
     entry.fenceRetryAtMs = 0;
-    this.#putRecord({ record, sinceMs: nowMs });
+    this.#requests.put({ record, sinceMs: nowMs });
     return this.#view(entry.latest, nowMs);
   }
 
@@ -409,26 +402,7 @@ export class LeaseTable {
 
   /** After the record's deletion was written (R3). */
   forgetRequest(requestId: string): void {
-    this.#dropRecord(requestId);
-  }
-
-  /** Records `held`, replacing (and uncounting) a collectable record of the same id. */
-  #putRecord(held: HeldRecord): void {
-    this.#dropRecord(held.record.requestId);
-    this.#requests.set(held.record.requestId, held);
-    const owner = held.record.ownerId;
-    this.#ownerRecords.set(owner, (this.#ownerRecords.get(owner) ?? 0) + 1);
-  }
-
-  /** Forgets a record and its owner's count; an owner with none left is freed (V4). */
-  #dropRecord(requestId: string): void {
-    const held = this.#requests.get(requestId);
-    if (!held) return;
-    this.#requests.delete(requestId);
-    const owner = held.record.ownerId;
-    const left = (this.#ownerRecords.get(owner) ?? 1) - 1;
-    if (left > 0) this.#ownerRecords.set(owner, left);
-    else this.#ownerRecords.delete(owner);
+    this.#requests.drop(requestId);
   }
 
   /**
