@@ -21,20 +21,24 @@ export const LEADER = 'leader';
 
 /**
  * The replica that leads: the one whose health says SERVING (H2), asked
- * until exactly one does. Rejects after `timeoutMs` (an election takes up to
+ * until exactly one does, and it is not `besides` (a new leader after that
+ * one's kill or pause). Rejects after `timeoutMs` (an election takes up to
  * a leader TTL after the last leader's lease ran out, longer on a loaded machine).
  */
 export async function leaderOf(
   cluster: Pick<Cluster, 'serving' | 'replicas'>,
   timeoutMs = 30_000,
+  besides?: ReplicaName,
 ): Promise<ReplicaName> {
   if (cluster.replicas.length === 0) throw new RangeError('the cluster runs no coordinator replicas');
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     const serving = await cluster.serving();
-    if (serving.length === 1) return serving[0]!;
+    if (serving.length === 1 && serving[0] !== besides) return serving[0]!;
     if (performance.now() > deadline)
-      throw new Error(`no single leader within ${timeoutMs} ms: serving [${serving.join(', ')}]`);
+      throw new Error(
+        `no single leader${besides ? ` other than ${besides}` : ''} within ${timeoutMs} ms: serving [${serving.join(', ')}]`,
+      );
     await sleep(100);
   }
 }

@@ -53,16 +53,6 @@ afterAll(async () => {
 /** The replica that is not `name`, of two. */
 const other = (name: ReplicaName): ReplicaName => s.cluster.replicas.find((r) => r.name !== name)!.name;
 
-/** Resolves once a replica other than `old` leads (H2: exactly one serving). */
-async function newLeader(old: ReplicaName): Promise<ReplicaName> {
-  const deadline = performance.now() + 60_000;
-  for (;;) {
-    const leader = await leaderOf(s.cluster, 60_000);
-    if (leader !== old) return leader;
-    if (performance.now() > deadline) throw new Error(`${old} still leads`);
-  }
-}
-
 /**
  * Acquires once a replica leads, asking again (a bounded number of times)
  * when the worker's own retries ran out first: after an etcd member dies,
@@ -93,7 +83,7 @@ describe('replica scenarios (H)', { timeout: 180_000 }, () => {
 
     const old = await leaderOf(s.cluster);
     const heal = await s.inject(killLeader(s.cluster));
-    expect(await newLeader(old)).toBe(other(old));
+    expect(await leaderOf(s.cluster, 60_000, old)).toBe(other(old));
 
     // The same request id after the failover: the same grant, replayed from etcd (H4, R4).
     const again = await probeAcquire('kill-replay', 'replay-1');
@@ -112,7 +102,7 @@ describe('replica scenarios (H)', { timeout: 180_000 }, () => {
     const old = await leaderOf(s.cluster);
     const oldAddress = s.cluster.replicas.find((r) => r.name === old)!.child.ready.address;
     const thaw = await s.inject(pauseLeader(s.cluster));
-    const leader = await newLeader(old);
+    const leader = await leaderOf(s.cluster, 60_000, old);
     expect(await write(b, 'pause-1', 'B1')).toMatchObject({ event: 'written', outcome: 'applied' });
     await thaw();
 
@@ -136,7 +126,7 @@ describe('replica scenarios (H)', { timeout: 180_000 }, () => {
     await acquire(c);
     const old = await leaderOf(s.cluster);
     const heal = await s.inject(cutFromEtcd(s.cluster, old));
-    expect(await newLeader(old)).toBe(other(old));
+    expect(await leaderOf(s.cluster, 60_000, old)).toBe(other(old));
     expect(await write(c, 'cut-1', 'C1')).toMatchObject({ event: 'written', outcome: 'applied' });
     await heal();
     expect(await s.check()).toMatchObject({ violations: [], unchecked: [] });

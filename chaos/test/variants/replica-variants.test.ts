@@ -6,7 +6,7 @@
 // memory, with no guarded write to fail (H3), comes back renewed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoordinatorConnection } from '@fencer/client';
-import { credentialToken, type ReplicaName } from '@fencer/supervisor';
+import { credentialToken } from '@fencer/supervisor';
 import { tempDir } from '@fencer/testkit';
 import { variantBin } from '@fencer/variants';
 import { leaderOf, pauseLeader, Scenario } from '../../src/index.js';
@@ -37,16 +37,6 @@ afterAll(async () => {
 
 const probeToken = () => credentialToken(s.cluster.credentials!.credentialsFile, { identity: 'probe' });
 
-/** Resolves once a replica other than `old` is the one serving (the paused one cannot answer its health check). */
-async function newLeader(old: ReplicaName): Promise<ReplicaName> {
-  const deadline = performance.now() + 60_000;
-  for (;;) {
-    const leader = await leaderOf(s.cluster, 60_000);
-    if (leader !== old) return leader;
-    if (performance.now() > deadline) throw new Error(`${old} still leads`);
-  }
-}
-
 // Real processes and an etcd: a loaded machine makes each step slower, never wrong.
 describe('past-leader-lease-coordinator (H2/H5 broken)', { timeout: 180_000 }, () => {
   it('is caught: paused past its leader lease and resumed, the deposed leader renews instead of NOT_LEADER', async () => {
@@ -62,7 +52,7 @@ describe('past-leader-lease-coordinator (H2/H5 broken)', { timeout: 180_000 }, (
     const oldAddress = s.cluster.replicas.find((r) => r.name === old)!.child.ready.address;
 
     const thaw = await s.inject(pauseLeader(s.cluster));
-    await newLeader(old);
+    await leaderOf(s.cluster, 60_000, old);
     await thaw();
 
     // The real replica refuses here (replicas.test.ts); this one still answers from its deposed term.

@@ -32,15 +32,6 @@ afterEach(async () => {
   s = undefined;
 }, 60_000);
 
-async function leaderOtherThan(old: ReplicaName): Promise<ReplicaName> {
-  const deadline = performance.now() + 60_000;
-  for (;;) {
-    const leader = await leaderOf(s!.cluster, 60_000);
-    if (leader !== old) return leader;
-    if (performance.now() > deadline) throw new Error(`${old} still leads`);
-  }
-}
-
 describe.each([
   { name: 'the real replica', bin: undefined, replays: 't2' },
   { name: 'unguarded-writes-coordinator (H3 broken)', bin: variantBin('unguarded-writes-coordinator'), replays: 't1' },
@@ -85,7 +76,7 @@ describe.each([
       { timeoutMs: 30_000, what: 'the fence of t1' },
     );
     const healCut = await s.inject(cutFromEtcd(cluster, old));
-    const next = await leaderOtherThan(old);
+    const next = await leaderOf(s.cluster, 60_000, old);
     const toNext = new CoordinatorConnection({ address: addressOf(next), token });
     try {
       // q's retry at the new leader, which loaded etcd before any write of q: a fresh grant.
@@ -104,7 +95,7 @@ describe.each([
 
       // The new leader dies; the old one, the only one left, leads again and loads etcd.
       await s.inject(killLeader(cluster));
-      expect(await leaderOtherThan(next)).toBe(old);
+      expect(await leaderOf(s.cluster, 60_000, next)).toBe(old);
       const { lease: replayed } = await eventually(
         () => toOld.acquire(request, { timeoutMs: 5_000 }).catch(() => undefined),
         { timeoutMs: 60_000, what: 'the replay of q' },
