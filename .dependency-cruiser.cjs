@@ -1,5 +1,5 @@
 // The floors of the house (README, "Layout"): imports go down only.
-//   proto → common → server-kit | client → services → worker → supervisor → bench → demo → conformance → chaos → cli
+//   proto → common → server-kit | client → services → worker → supervisor → bench → demo → conformance → toxiproxy → chaos → cli
 //   (testkit: test code only; interop: tests only; chaos/variants, the
 //   deliberately broken services: imported by tests only)
 // A floor may import any floor below it, never one above, and the two
@@ -19,7 +19,8 @@ const floors = [
   ['bench', '^packages/bench/'],
   ['demo', '^packages/demo/'],
   ['conformance', '^packages/conformance/'],
-  ['chaos', '^chaos/'],
+  ['toxiproxy', '^chaos/toxiproxy/'],
+  ['chaos', '^chaos/(?!toxiproxy/)'],
   ['cli', '^cli/'],
 ];
 

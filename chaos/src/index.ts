@@ -1,10 +1,7 @@
-// @fencer/chaos: real faults between real fencer processes (the
-// Toxiproxy-compatible fault proxy and the nemeses that drive it and the
+// @fencer/chaos: real faults between real fencer processes (nemeses that
+// drive the fault proxy, @fencer/toxiproxy or a real Toxiproxy, and the
 // processes), the checker that judges what they recorded, and the report
 // that draws it.
-export { startToxiproxy, type RunningToxiproxy, type ToxiproxyOptions } from './toxiproxy/server.js';
-export { toxiproxyCommand, type ToxiproxyConfig } from './toxiproxy/command.js';
-export { TOXIPROXY_VERSION } from './toxiproxy/api.js';
 export {
   checkRound,
   racingPayload,

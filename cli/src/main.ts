@@ -2,7 +2,8 @@
 // the package that implements it; this file only assembles them.
 import { Command } from 'commander';
 import { benchCommand } from '@fencer/bench';
-import { chaosCommand, toxiproxyCommand } from '@fencer/chaos';
+import { chaosCommand } from '@fencer/chaos';
+import { toxiproxyCommand } from '@fencer/toxiproxy';
 import { coordinatorCommand } from '@fencer/coordinator';
 import { sinkCommand } from '@fencer/sink';
 import { credentialsCommand, healthCommand } from '@fencer/supervisor';

@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { Toxiproxy } from 'toxiproxy-node-client';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startToxiproxy } from '@fencer/chaos';
+import { startToxiproxy } from '@fencer/toxiproxy';
 import { silentLogger } from '@fencer/server-kit';
 import { isProcessAlive } from '@fencer/supervisor';
 import {

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { fencing, unaryCall, type GetFenceResponse__Output, type SinkClient } from '@fencer/proto';
 import { fencerBin, spawnReady, stopChild } from '@fencer/supervisor';
-import { startToxiproxy } from '../toxiproxy/server.js';
+import { startToxiproxy } from '@fencer/toxiproxy';
 
 const REPETITIONS = 3;
 const WARM_UP_CALLS = 300;

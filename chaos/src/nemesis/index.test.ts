@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { Toxiproxy } from 'toxiproxy-node-client';
 import { silentLogger } from '@fencer/server-kit';
 import { LINK_PROXY_NAMES, type Cluster } from '@fencer/supervisor';
-import { startToxiproxy } from '../toxiproxy/server.js';
+import { startToxiproxy } from '@fencer/toxiproxy';
 import { DEFAULT_TARGETS, NEMESIS_KINDS, nemesisFor, type FaketimeClock, type NemesisKind } from './index.js';
 
 const pids: Record<string, number> = { sink: 101, coordinator: 102, 'sink-1': 103, 'sink-2': 104 };

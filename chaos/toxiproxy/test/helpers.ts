@@ -4,7 +4,7 @@
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { Toxiproxy, type Proxy } from 'toxiproxy-node-client';
 import { eventually } from '@fencer/testkit';
-import { startToxiproxy, type RunningToxiproxy } from '../../src/index.js';
+import { startToxiproxy, type RunningToxiproxy } from '../src/index.js';
 
 /** A server in this process with a node client pointed at it. */
 export interface Harness {
