@@ -5,7 +5,7 @@
 // and its directory is gone; bad flags are one line.
 // Nothing here looks at how fast anything was.
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fencerBin, isProcessAlive, processesMentioning } from '@fencer/supervisor';
 import { eventually, runFencer, tempDir } from '@fencer/testkit';
@@ -296,7 +296,15 @@ describe('fencer bench, stopped', () => {
     expect(running.length).toBeGreaterThanOrEqual(3); // sink, coordinator and etcd name the directory
     child.kill('SIGINT');
     expect(await exited).toBe(130);
-    for (const pid of running) expect(isProcessAlive(pid)).toBe(false);
+    // By command line, so a failure names what was left running.
+    const cmdline = (pid: number) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
+      } catch {
+        return '(gone since)';
+      }
+    };
+    expect(running.filter(isProcessAlive).map((pid) => `${pid} ${cmdline(pid)}`)).toEqual([]);
     expect(readdirSync(dir.path)).toEqual([]);
   });
 });

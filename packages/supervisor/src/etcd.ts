@@ -266,17 +266,23 @@ class Member implements EtcdMember {
     }
   }
 
-  /** Stops etcd and its shell (the shell's SIGTERM path; SIGKILL to both after graceMs). */
+  /**
+   * Stops etcd and its shell (the shell's SIGTERM path). After graceMs etcd
+   * is SIGKILLed, and the shell, its parent, still reaps it before exiting:
+   * killing the shell too would leave etcd to be reaped by whoever adopts
+   * it, so it could outlive this call (a zombie that kill(pid, 0) still
+   * finds). Only a shell that lingers another graceMs is SIGKILLed.
+   */
   async stop(graceMs: number): Promise<void> {
     const shell = this.#shell;
     if (!shell) return;
     shell.stdin?.end();
-    const timer = setTimeout(() => {
-      signalQuietly(this.#pid, 'SIGKILL');
-      shell.kill('SIGKILL');
-    }, graceMs);
+    const timers = [
+      setTimeout(() => signalQuietly(this.#pid, 'SIGKILL'), graceMs),
+      setTimeout(() => shell.kill('SIGKILL'), 2 * graceMs),
+    ];
     await this.#exited;
-    clearTimeout(timer);
+    for (const timer of timers) clearTimeout(timer);
   }
 }
 
