@@ -1,7 +1,6 @@
 // A4's admin actions across real processes: `fencer inspect` and `fencer
 // release --force` against a `fencer sink` and a `fencer coordinator` run
 // with credentials, while a worker holds and uses a lease.
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -14,10 +13,12 @@ import {
   runFencer,
   sinkApi,
   sinkClient,
-  startFencer,
   startScriptedCoordinator,
+  startSecuredCoordinator,
+  startSecuredSink,
   stopFencer,
   tempDir,
+  writeTestCredentials,
   type FencerProcess,
   type ScriptedCoordinator,
 } from '@fencer/testkit';
@@ -27,40 +28,16 @@ const TOKENS = {
   root: 'root-token-admin-0123456789',
   'worker-a': 'worker-a-token-admin-0123456789',
 } as const;
-const ROLES = { coordinator: 'coordinator', root: 'admin', 'worker-a': 'worker' } as const;
 
 const dir = tempDir('fencer-admin-');
-const tokenFile = (identity: keyof typeof TOKENS) => join(dir.path, `${identity}.token`);
+const credentials = writeTestCredentials(dir.path, TOKENS, { root: 'admin' });
 let sink: FencerProcess;
 let coordinator: FencerProcess;
 const clients: { close(): unknown }[] = [];
 
 beforeAll(async () => {
-  const credentials = join(dir.path, 'credentials.json');
-  writeFileSync(
-    credentials,
-    JSON.stringify(
-      Object.entries(TOKENS).map(([identity, token]) => ({
-        token,
-        identity,
-        role: ROLES[identity as keyof typeof ROLES],
-      })),
-    ),
-  );
-  for (const [identity, token] of Object.entries(TOKENS))
-    writeFileSync(tokenFile(identity as keyof typeof TOKENS), token);
-  const common = ['--listen', '127.0.0.1:0', '--credentials', credentials];
-  sink = await startFencer(['sink', ...common, '--data', join(dir.path, 'sink')]);
-  coordinator = await startFencer([
-    'coordinator',
-    ...common,
-    '--data',
-    join(dir.path, 'coordinator'),
-    '--sink',
-    sink.address,
-    '--sink-token-file',
-    tokenFile('coordinator'),
-  ]);
+  sink = await startSecuredSink(credentials, join(dir.path, 'sink'));
+  coordinator = await startSecuredCoordinator(credentials, join(dir.path, 'coordinator'), sink.address);
 });
 
 afterAll(async () => {
@@ -103,7 +80,16 @@ async function admin(
   as: keyof typeof TOKENS = 'root',
   coordinators = coordinator.address,
 ) {
-  const args = [command, resource, '--coordinator', coordinators, '--token-file', tokenFile(as), '--json', ...extra];
+  const args = [
+    command,
+    resource,
+    '--coordinator',
+    coordinators,
+    '--token-file',
+    credentials.tokenFile(as),
+    '--json',
+    ...extra,
+  ];
   if (command === 'inspect') args.push('--sink', sink.address);
   if (command === 'release') args.push('--force');
   return runFencer(args);
@@ -209,7 +195,7 @@ describe('fencer inspect (A4)', () => {
       '--sink',
       sink.address,
       '--token-file',
-      tokenFile('root'),
+      credentials.tokenFile('root'),
     ]);
     expect(text.code).toBe(0);
     expect(text.stdout).toContain('held by "worker-a"');

@@ -7,7 +7,6 @@
 // means two implementations agree on it; the rules the kit does not check
 // yet (F4, A5, the sink's own V1, A4) are checked here directly.
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,6 +21,7 @@ import {
   startFencer,
   stopFencer,
   tempDir,
+  writeTestCredentials,
   type FencerProcess,
 } from '@fencer/testkit';
 
@@ -37,8 +37,6 @@ interface KitResult {
 
 describe('an independent Sink in Python, held to fencer conformance', () => {
   const dir = tempDir('fencer-python-sink-');
-  const credentialsFile = join(dir.path, 'credentials.json');
-  const sinkTokenFile = join(dir.path, 'coordinator.token');
   // The format of PROTOCOL.md: the coordinator's identity (A1), two workers
   // for the kit, and an admin.
   const tokens = Object.fromEntries(
@@ -47,26 +45,15 @@ describe('an independent Sink in Python, held to fencer conformance', () => {
       randomBytes(24).toString('base64url'),
     ]),
   );
+  const credentials = writeTestCredentials(dir.path, tokens);
   const started: FencerProcess[] = [];
   let sinks: string[];
   let coordinator: string;
 
   beforeAll(async () => {
-    writeFileSync(
-      credentialsFile,
-      JSON.stringify(
-        Object.entries(tokens).map(([identity, token]) => ({
-          token,
-          identity,
-          role: identity.startsWith('worker-') ? 'worker' : identity,
-        })),
-      ),
-      { mode: 0o600 },
-    );
-    writeFileSync(sinkTokenFile, `${tokens.coordinator}\n`, { mode: 0o600 });
     sinks = [];
     for (let i = 0; i < 2; i++) {
-      const sink = await startFencer(['--listen', '127.0.0.1:0', '--credentials', credentialsFile], {
+      const sink = await startFencer(['--listen', '127.0.0.1:0', '--credentials', credentials.file], {
         bin: SINK,
         interpreter: PYTHON,
       });
@@ -84,9 +71,9 @@ describe('an independent Sink in Python, held to fencer conformance', () => {
       '--sink',
       `py-b=${sinks[1]}`,
       '--sink-token-file',
-      sinkTokenFile,
+      credentials.tokenFile('coordinator'),
       '--credentials',
-      credentialsFile,
+      credentials.file,
     ]);
     started.push(fencer);
     coordinator = fencer.address;
@@ -106,7 +93,7 @@ describe('an independent Sink in Python, held to fencer conformance', () => {
         '--sink',
         sinks.join(','),
         '--credentials',
-        credentialsFile,
+        credentials.file,
         '--json',
       ],
       { timeoutMs: 60_000 },

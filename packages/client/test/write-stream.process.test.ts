@@ -7,7 +7,6 @@
 // same stream object then writes to the restarted sink.
 import { createHash } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -15,8 +14,10 @@ import {
   readOrMissing,
   sinkCalls,
   startFencer,
+  startSecuredSink,
   stopFencer,
   tempDir,
+  writeTestCredentials,
   type FencerProcess,
 } from '@fencer/testkit';
 import {
@@ -85,26 +86,7 @@ describe('against a sink with credentials', () => {
   beforeAll(async () => {
     const dir = tempDir('fencer-client-write-stream-');
     dirs.push(dir);
-    const credentials = join(dir.path, 'credentials.json');
-    writeFileSync(
-      credentials,
-      JSON.stringify(
-        Object.entries(TOKENS).map(([identity, token]) => ({
-          token,
-          identity,
-          role: identity === 'coordinator' ? 'coordinator' : 'worker',
-        })),
-      ),
-    );
-    sink = await startFencer([
-      'sink',
-      '--listen',
-      '127.0.0.1:0',
-      '--credentials',
-      credentials,
-      '--data',
-      join(dir.path, 'data'),
-    ]);
+    sink = await startSecuredSink(writeTestCredentials(dir.path, TOKENS), join(dir.path, 'data'));
     processes.push(sink);
   });
 

@@ -15,3 +15,4 @@ export * from './raw-http2.js';
 export * from './scripted-coordinator.js';
 export * from './etcd.js';
 export * from './restart-commands.js';
+export * from './secured.js';

@@ -33,7 +33,7 @@ beforeAll(async () => {
   dir = tempDir();
   creds = writeCredentials(dir.path);
   sinkProcess = await startSinkProcess(dir.path);
-  started = await startTestCoordinator(sinkProcess.address, { credentials: creds.path });
+  started = await startTestCoordinator(sinkProcess.address, { credentials: creds.file });
   client = coordinatorClient(started.coordinator.address);
   api = coordinatorApi(client, creds.tokens.alice);
 });

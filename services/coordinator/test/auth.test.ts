@@ -24,7 +24,7 @@ let sinkProcess: FencerProcess;
 beforeAll(async () => {
   dir = tempDir();
   creds = writeCredentials(dir.path);
-  sinkProcess = await startSinkProcess(join(dir.path, 'sink'), { credentials: creds.path });
+  sinkProcess = await startSinkProcess(join(dir.path, 'sink'), { credentials: creds.file });
 });
 
 afterAll(async () => {
@@ -43,7 +43,7 @@ async function withCoordinator(
   body: (client: ReturnType<typeof coordinatorClient>) => Promise<void>,
 ) {
   const started = await startTestCoordinator(sinkProcess.address, {
-    credentials: creds.path,
+    credentials: creds.file,
     sinkTokenFile: tokenFile(sinkToken),
   });
   const client = coordinatorClient(started.coordinator.address);
@@ -107,7 +107,7 @@ describe("A2–A4: the coordinator's own server", () => {
     withCoordinator(creds.tokens.coordinator, async (client) => {
       const callers = [
         ['worker', creds.tokens.alice, 'alice'],
-        ['admin', creds.tokens.admin, 'ops'],
+        ['admin', creds.tokens.ops, 'ops'],
         ['coordinator', creds.tokens.coordinator, 'coordinator'],
       ] as const;
       const seen: Record<string, Record<string, boolean>> = {};

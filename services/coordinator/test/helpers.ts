@@ -1,11 +1,18 @@
 // Shared by the coordinator's integration tests: real sink processes, an
 // in-process coordinator on a FakeClock, a credentials file, fresh names.
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SinkClient } from '@fencer/proto';
 import { FakeClock } from '@fencer/common';
 import { afterAll, beforeAll } from 'vitest';
-import { sinkApi, sinkClient, startFencer, stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
+import {
+  sinkApi,
+  sinkClient,
+  startFencer,
+  stopFencer,
+  tempDir,
+  writeTestCredentials,
+  type FencerProcess,
+} from '@fencer/testkit';
 import { coordinatorConfig, startCoordinator, type RunningCoordinator } from '../src/index.js';
 
 /** A real `fencer sink` child on a port-0 address (or `listen`) over `dataDir`. */
@@ -54,25 +61,18 @@ export function useSinkProcess() {
   };
 }
 
-/** A credentials file in `dir` with a coordinator, two workers and an admin. */
+/** A credentials file in `dir` with a coordinator, two workers and an admin (`ops`), and their token files. */
 export function writeCredentials(dir: string) {
-  const tokens = {
-    coordinator: 'coordinator-token-0123456789',
-    alice: 'alice-worker-token-0123456789',
-    bob: 'bob-worker-token-0123456789',
-    admin: 'admin-token-0123456789abcdef',
-  };
-  const path = join(dir, 'credentials.json');
-  writeFileSync(
-    path,
-    JSON.stringify([
-      { token: tokens.coordinator, identity: 'coordinator', role: 'coordinator' },
-      { token: tokens.alice, identity: 'alice', role: 'worker' },
-      { token: tokens.bob, identity: 'bob', role: 'worker' },
-      { token: tokens.admin, identity: 'ops', role: 'admin' },
-    ]),
+  return writeTestCredentials(
+    dir,
+    {
+      coordinator: 'coordinator-token-0123456789',
+      alice: 'alice-worker-token-0123456789',
+      bob: 'bob-worker-token-0123456789',
+      ops: 'admin-token-0123456789abcdef',
+    },
+    { ops: 'admin' },
   );
-  return { path, tokens };
 }
 
 /** An in-process coordinator on a FakeClock, talking to `sink` over real gRPC. */

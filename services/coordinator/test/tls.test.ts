@@ -2,7 +2,6 @@
 // sink with --sink-tls-ca (and a sink that requires client certificates with
 // --sink-tls-cert/--sink-tls-key, its certificate standing in for its token,
 // A2), and serves TLS and mutual TLS to its own callers.
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -16,10 +15,12 @@ import {
   runFencer,
   sinkApi,
   sinkClient,
-  startFencer,
+  startSecuredCoordinator,
+  startSecuredSink,
   stopFencer,
   tempDir,
   type FencerProcess,
+  type SinkTls,
   type TestCa,
 } from '@fencer/testkit';
 import { fresh, writeCredentials } from './helpers.js';
@@ -38,13 +39,10 @@ beforeAll(async () => {
   ca = createTestCa(dir.path);
   creds = writeCredentials(dir.path);
   server = ca.issueServer();
-  const sink = (name: string, extra: string[]) =>
-    startFencer([
-      'sink',
-      ...['--credentials', creds.path, '--listen', '127.0.0.1:0', '--data', join(dir.path, name)],
-      ...['--tls-cert', server.cert, '--tls-key', server.key, ...extra],
-    ]);
-  [tlsSink, mutualSink] = await Promise.all([sink('tls-sink', []), sink('mutual-sink', ['--tls-ca', ca.cert])]);
+  [tlsSink, mutualSink] = await Promise.all([
+    startSecuredSink(creds, join(dir.path, 'tls-sink'), { tls: server }),
+    startSecuredSink(creds, join(dir.path, 'mutual-sink'), { tls: { ...server, clientCa: ca.cert } }),
+  ]);
 });
 
 afterAll(async () => {
@@ -53,22 +51,15 @@ afterAll(async () => {
   dir?.remove();
 });
 
-/** A `fencer coordinator` process serving TLS (mutual with `mutual`) to its callers, talking to `sink`. */
-async function coordinator(sink: FencerProcess, sinkFlags: string[], options: { mutual?: boolean } = {}) {
-  const process = await startFencer([
-    'coordinator',
-    ...['--credentials', creds.path, '--listen', '127.0.0.1:0', '--data', join(dir.path, fresh('coordinator'))],
-    ...['--tls-cert', server.cert, '--tls-key', server.key, ...(options.mutual ? ['--tls-ca', ca.cert] : [])],
-    ...['--sink', sink.address, '--sink-deadline-ms', '5000', ...sinkFlags],
-  ]);
+/** A `fencer coordinator` process serving TLS (mutual with `mutual`) to its callers, reaching `sink` as `sinkTls` says. */
+async function coordinator(sink: FencerProcess, options: { sinkTls?: SinkTls; mutual?: boolean } = {}) {
+  const process = await startSecuredCoordinator(creds, join(dir.path, fresh('coordinator')), sink.address, {
+    tls: { ...server, ...(options.mutual ? { clientCa: ca.cert } : {}) },
+    ...(options.sinkTls ? { sinkTls: options.sinkTls } : {}),
+    args: ['--sink-deadline-ms', '5000'],
+  });
   started.push(process);
   return process;
-}
-
-function tokenFile(token: string): string {
-  const path = join(dir.path, fresh('token'));
-  writeFileSync(path, token);
-  return path;
 }
 
 /** Coordinator and sink calls over TLS trusting the test CA, as `token` or as the certificate `tls` holds. */
@@ -97,12 +88,7 @@ const acquire = (resource: string, owner = 'alice') => ({
 
 describe('the coordinator and a TLS sink', () => {
   it('with --sink-tls-ca and its bearer token it grants leases end to end, over TLS to its callers too', async () => {
-    const started = await coordinator(tlsSink, [
-      '--sink-tls-ca',
-      ca.cert,
-      '--sink-token-file',
-      tokenFile(creds.tokens.coordinator),
-    ]);
+    const started = await coordinator(tlsSink, { sinkTls: { ca: ca.cert } });
     const alice = clients(started.address, tlsSink, creds.tokens.alice);
     const resource = fresh('tls-grant');
     const { lease } = ok(await alice.coordinator.acquire(acquire(resource)));
@@ -112,7 +98,7 @@ describe('the coordinator and a TLS sink', () => {
   });
 
   it('without --sink-tls-ca it cannot reach the TLS sink: SINK_UNAVAILABLE, and nothing is granted', async () => {
-    const started = await coordinator(tlsSink, ['--sink-token-file', tokenFile(creds.tokens.coordinator)]);
+    const started = await coordinator(tlsSink);
     const alice = clients(started.address, tlsSink, creds.tokens.alice);
     const resource = fresh('plaintext-to-tls');
     const failure = refused(await alice.coordinator.acquire(acquire(resource)));
@@ -125,12 +111,10 @@ describe('the coordinator and a TLS sink', () => {
   });
 
   it('a sink requiring client certificates takes --sink-tls-cert in place of a token; callers use theirs too', async () => {
-    const certificate = ca.issueClient('coordinator');
-    const started = await coordinator(
-      mutualSink,
-      ['--sink-tls-ca', ca.cert, '--sink-tls-cert', certificate.cert, '--sink-tls-key', certificate.key],
-      { mutual: true },
-    );
+    const started = await coordinator(mutualSink, {
+      sinkTls: { ca: ca.cert, client: ca.issueClient('coordinator') },
+      mutual: true,
+    });
     const alice = clients(
       started.address,
       mutualSink,

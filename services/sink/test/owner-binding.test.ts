@@ -1,7 +1,6 @@
 // A5 across real processes: a `fencer coordinator` grants leases and binds
 // each fence to its holder at a `fencer sink`, both with credentials; a
 // worker holding another's token still cannot write under it.
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -12,9 +11,11 @@ import {
   refused,
   sinkApi,
   sinkClient,
-  startFencer,
+  startSecuredCoordinator,
+  startSecuredSink,
   stopFencer,
   tempDir,
+  writeTestCredentials,
   type FencerProcess,
 } from '@fencer/testkit';
 
@@ -32,31 +33,9 @@ const clients: { close(): void }[] = [];
 
 beforeAll(async () => {
   dir = tempDir('fencer-a5-');
-  const credentials = join(dir.path, 'credentials.json');
-  writeFileSync(
-    credentials,
-    JSON.stringify(
-      Object.entries(TOKENS).map(([identity, token]) => ({
-        token,
-        identity,
-        role: identity === 'coordinator' ? 'coordinator' : 'worker',
-      })),
-    ),
-  );
-  const sinkToken = join(dir.path, 'coordinator.token');
-  writeFileSync(sinkToken, TOKENS.coordinator);
-  const common = ['--listen', '127.0.0.1:0', '--credentials', credentials];
-  sink = await startFencer(['sink', ...common, '--data', join(dir.path, 'sink')]);
-  coordinator = await startFencer([
-    'coordinator',
-    ...common,
-    '--data',
-    join(dir.path, 'coordinator'),
-    '--sink',
-    sink.address,
-    '--sink-token-file',
-    sinkToken,
-  ]);
+  const credentials = writeTestCredentials(dir.path, TOKENS);
+  sink = await startSecuredSink(credentials, join(dir.path, 'sink'));
+  coordinator = await startSecuredCoordinator(credentials, join(dir.path, 'coordinator'), sink.address);
 });
 
 afterAll(async () => {

@@ -3,7 +3,6 @@
 // the handshake refuses clients without a certificate the CA signed and in
 // date; a verified certificate whose CN is a credentials identity stands in
 // for a bearer token (A2), and a bearer token still wins.
-import { writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,8 +14,10 @@ import {
   runFencer,
   sinkCalls,
   startFencer,
+  startSecuredSink,
   stopFencer,
   tempDir,
+  writeTestCredentials,
   type FencerProcess,
   type SinkCalls,
   type TestCa,
@@ -27,7 +28,6 @@ const TOKENS = { coordinator: 'coordinator-token-0001', alice: 'alice-worker-tok
 
 let dir: ReturnType<typeof tempDir>;
 let ca: TestCa;
-let credentials: string;
 let tlsSink: FencerProcess;
 let mutualSink: FencerProcess;
 const clients: SinkCalls[] = [];
@@ -35,22 +35,12 @@ const clients: SinkCalls[] = [];
 beforeAll(async () => {
   dir = tempDir('fencer-sink-tls-');
   ca = createTestCa(dir.path);
-  credentials = join(dir.path, 'credentials.json');
-  writeFileSync(
-    credentials,
-    JSON.stringify([
-      { token: TOKENS.coordinator, identity: 'coordinator', role: 'coordinator' },
-      { token: TOKENS.alice, identity: 'alice', role: 'worker' },
-    ]),
-  );
+  const credentials = writeTestCredentials(dir.path, TOKENS);
   const server = ca.issueServer();
-  const sink = (name: string, extra: string[]) =>
-    startFencer([
-      'sink',
-      ...['--credentials', credentials, '--listen', '127.0.0.1:0', '--data', join(dir.path, name)],
-      ...['--tls-cert', server.cert, '--tls-key', server.key, ...extra],
-    ]);
-  [tlsSink, mutualSink] = await Promise.all([sink('tls', []), sink('mutual', ['--tls-ca', ca.cert])]);
+  [tlsSink, mutualSink] = await Promise.all([
+    startSecuredSink(credentials, join(dir.path, 'tls'), { tls: server }),
+    startSecuredSink(credentials, join(dir.path, 'mutual'), { tls: { ...server, clientCa: ca.cert } }),
+  ]);
 });
 
 afterAll(async () => {

@@ -6,7 +6,6 @@
 // holds the sink to its window (V4); a stopping sink answers what it read
 // and ends the stream UNAVAILABLE. Over a hand-cranked disk, in-process:
 // answers overtake one another, and a failed store ends the stream.
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fencing, type RemoteFailure } from '@fencer/proto';
@@ -20,9 +19,11 @@ import {
   sinkCalls,
   sinkClient,
   startFencer,
+  startSecuredSink,
   stopFencer,
   tempDir,
   writeOutcome,
+  writeTestCredentials,
   type FencerProcess,
   type SinkCalls,
 } from '@fencer/testkit';
@@ -47,28 +48,9 @@ const clients: { close(): void }[] = [];
 
 beforeAll(async () => {
   dir = tempDir('fencer-write-stream-');
-  const credentials = join(dir.path, 'credentials.json');
-  writeFileSync(
-    credentials,
-    JSON.stringify(
-      Object.entries(TOKENS).map(([identity, token]) => ({
-        token,
-        identity,
-        role: identity === 'coordinator' ? 'coordinator' : 'worker',
-      })),
-    ),
-  );
-  sink = await startFencer([
-    'sink',
-    '--listen',
-    '127.0.0.1:0',
-    '--credentials',
-    credentials,
-    '--data',
-    join(dir.path, 'data'),
-    '--metrics',
-    '127.0.0.1:0',
-  ]);
+  sink = await startSecuredSink(writeTestCredentials(dir.path, TOKENS), join(dir.path, 'data'), {
+    args: ['--metrics', '127.0.0.1:0'],
+  });
   coordinator = sinkCalls(sink.address, TOKENS.coordinator);
   reader = sinkCalls(sink.address, TOKENS['worker-a']);
   clients.push(coordinator, reader);
