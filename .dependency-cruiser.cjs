@@ -1,5 +1,5 @@
 // The floors of the house (README, "Layout"): imports go down only.
-//   proto → common → server-kit | client → services → worker → supervisor → bench → demo → conformance → toxiproxy → chaos → cli
+//   proto → common → server-kit | client → services → worker → supervisor → toxiproxy → bench → demo → conformance → chaos → cli
 //   (testkit: test code only; interop: tests only; chaos/variants, the
 //   deliberately broken services: imported by tests only)
 // A floor may import any floor below it, never one above, and the two
@@ -16,10 +16,10 @@ const floors = [
   ['services', '^services/'],
   ['worker', '^packages/worker/'],
   ['supervisor', '^packages/supervisor/'],
+  ['toxiproxy', '^chaos/toxiproxy/'],
   ['bench', '^packages/bench/'],
   ['demo', '^packages/demo/'],
   ['conformance', '^packages/conformance/'],
-  ['toxiproxy', '^chaos/toxiproxy/'],
   ['chaos', '^chaos/(?!toxiproxy/)'],
   ['cli', '^cli/'],
 ];

@@ -1,7 +1,8 @@
 // `fencer bench` (what `npm run bench` runs): the project's Write,
 // Acquire+Release and Renew against real processes, next to the raw limits
 // and etcd, in one interleaved run; tables on stdout, or JSON with --json;
-// progress on stderr. It exits 0 when every measurement ran, 1 with one
+// progress on stderr. Instead of that run, one of three single-question
+// modes: --memory, --proxy-overhead, --coordinator-memory. It exits 0 when every measurement ran, 1 with one
 // line when a flag is wrong or something failed; what it started is
 // stopped on Ctrl-C, SIGTERM and when its own supervisor goes away.
 import { tmpdir } from 'node:os';
@@ -12,7 +13,9 @@ import { CASES, SHARDED_CASE, SHARDED_CONCURRENCY } from './cases.js';
 import { FAILOVER_CASE, failoverTable } from './failover.js';
 import { progressOn } from './progress.js';
 import { casesTable, ratiosTable } from './report.js';
+import { coordinatorMemoryText, runCoordinatorMemory } from './coordinator-memory.js';
 import { memoryText, runMemory, type MemoryConfig } from './memory.js';
+import { proxyOverheadText, runProxyOverhead } from './proxy-overhead.js';
 import { runBench, type BenchConfig, type BenchReport } from './run.js';
 
 /** Every id --cases takes: the closed-loop cases, sink Write across sinks (a case per --sinks count), then the failover row. */
@@ -86,7 +89,13 @@ interface BenchFlags {
   json?: boolean;
   memory?: boolean;
   memoryResults: number;
+  proxyOverhead?: boolean;
+  coordinatorMemory?: boolean;
 }
+
+/** The modes that replace the interleaved run, by commander's attribute names: at most one is given. */
+const MODES = ['memory', 'proxyOverhead', 'coordinatorMemory'];
+const otherModes = (mode: string) => MODES.filter((other) => other !== mode);
 
 /** `fencer bench`. */
 export function benchCommand(): Command {
@@ -125,8 +134,16 @@ export function benchCommand(): Command {
       new Option(
         '--memory',
         "instead: store --memory-results results in a real sink through WriteStream, and show the sink's RSS after each tenth",
-      ),
+      ).conflicts(otherModes('memory')),
       new Option('--memory-results <n>', 'results --memory stores').default(1_000_000).argParser(positiveInteger),
+      new Option(
+        '--proxy-overhead',
+        'instead: unary GetFence against a real sink, direct and through an idle in-process fault proxy (issue 7)',
+      ).conflicts(otherModes('proxyOverhead')),
+      new Option(
+        '--coordinator-memory',
+        "instead: a coordinator's RSS, heap and resource entries after 50,000 Acquire+Release pairs, per --max-idle-resources bound (V4)",
+      ).conflicts(otherModes('coordinatorMemory')),
     ],
     (flags: BenchFlags) => {
       const dataParent = flags.data === undefined ? tmpdir() : resolve(flags.data);
@@ -149,10 +166,12 @@ export function benchCommand(): Command {
               dataParent,
             }) satisfies MemoryConfig)
           : null,
+        proxyOverhead: flags.proxyOverhead === true,
+        coordinatorMemory: flags.coordinatorMemory === true,
         json: flags.json === true,
       };
     },
-    async ({ config, memory, json }) => {
+    async ({ config, memory, proxyOverhead, coordinatorMemory, json }) => {
       const stopping = new AbortController();
       const stop = (code: number) => () => {
         process.exitCode = code;
@@ -162,11 +181,18 @@ export function benchCommand(): Command {
       process.once('SIGTERM', stop(143));
       whenParentGone(stop(1));
       const progress = progressOn(process.stderr);
+      const { dataParent } = config;
       let output: string;
       try {
         if (memory) {
           const report = await runMemory(memory, progress, stopping.signal);
           output = json ? JSON.stringify(report, null, 2) + '\n' : memoryText(report);
+        } else if (proxyOverhead) {
+          const report = await runProxyOverhead({ dataParent }, progress, stopping.signal);
+          output = json ? JSON.stringify(report, null, 2) + '\n' : proxyOverheadText(report);
+        } else if (coordinatorMemory) {
+          const report = await runCoordinatorMemory({ dataParent }, progress, stopping.signal);
+          output = json ? JSON.stringify(report, null, 2) + '\n' : coordinatorMemoryText(report);
         } else {
           const report = await runBench(config, progress, stopping.signal);
           output = json ? JSON.stringify(report, null, 2) + '\n' : text(report);

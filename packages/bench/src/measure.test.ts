@@ -1,7 +1,18 @@
-// The CPU arithmetic of a measurement: a server that takes only some of a
-// case's operations (one sink of several) is charged per operation it took.
+// The arithmetic of a measurement: latencies kept to the microsecond, and
+// CPU where a server that takes only some of a case's operations (one sink
+// of several) is charged per operation it took.
 import { describe, expect, it } from 'vitest';
-import { cpuPerOperation } from './measure.js';
+import { cpuPerOperation, LatencyHistogram } from './measure.js';
+
+describe('LatencyHistogram', () => {
+  it('gives percentiles in milliseconds, to the microsecond, a latency under one counting as one', () => {
+    const histogram = new LatencyHistogram();
+    for (const ms of [0.0001, 0.25, 0.5, 0.75, 1.5]) histogram.record(ms);
+    expect(histogram.percentileMs(0)).toBe(0.001);
+    expect(histogram.percentileMs(50)).toBe(0.5);
+    expect(histogram.percentileMs(100)).toBeCloseTo(1.5, 2);
+  });
+});
 
 describe('cpuPerOperation', () => {
   const before = {

@@ -29,6 +29,25 @@ export interface Measurement {
 /** The name of this process's own CPU in cpuUsPerOp: the client side, and the whole of an in-process raw limit. */
 export const BENCH_PROCESS = 'bench';
 
+/** Latencies in an HDR histogram: integer microseconds, 1 µs to an hour, 3 significant digits. */
+export class LatencyHistogram {
+  readonly #histogram = hdr.build({
+    lowestDiscernibleValue: 1,
+    highestTrackableValue: 3_600_000_000,
+    numberOfSignificantValueDigits: 3,
+  });
+
+  /** Records one latency in milliseconds (under a microsecond counts as one). */
+  record(ms: number): void {
+    this.#histogram.recordValue(Math.max(1, Math.round(ms * 1_000)));
+  }
+
+  /** The latency at `percentile` (0..100) of those recorded, in milliseconds. */
+  percentileMs(percentile: number): number {
+    return this.#histogram.getValueAtPercentile(percentile) / 1_000;
+  }
+}
+
 /** Past its time by this much, a measurement is stuck: the run fails rather than hangs. */
 const STUCK_AFTER_MS = 30_000;
 
@@ -85,11 +104,7 @@ export async function measure(
   const operations = open.operations.slice(0, concurrency);
   if (operations.length < concurrency)
     throw new Error(`the case has ${open.operations.length} slots, not ${concurrency}`);
-  const histogram = hdr.build({
-    lowestDiscernibleValue: 1,
-    highestTrackableValue: 3_600_000_000,
-    numberOfSignificantValueDigits: 3,
-  });
+  const histogram = new LatencyHistogram();
   let failure: Error | undefined;
   let count = 0;
   const before = readNow(open.servers);
@@ -104,8 +119,7 @@ export async function measure(
         failure ??= error instanceof Error ? error : new Error(String(error));
         return;
       }
-      // Microseconds: the histogram holds integers.
-      histogram.recordValue(Math.max(1, Math.round((performance.now() - sentMs) * 1_000)));
+      histogram.record(performance.now() - sentMs);
       count += 1;
     }
   };
@@ -130,8 +144,8 @@ export async function measure(
     operations: count,
     seconds: elapsedMs / 1_000,
     opsPerSecond: count / (elapsedMs / 1_000),
-    p50Ms: histogram.getValueAtPercentile(50) / 1_000,
-    p99Ms: histogram.getValueAtPercentile(99) / 1_000,
+    p50Ms: histogram.percentileMs(50),
+    p99Ms: histogram.percentileMs(99),
     cpuUsPerOp: cpuPerOperation(before, after, count),
   };
 }

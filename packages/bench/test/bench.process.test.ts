@@ -269,6 +269,8 @@ describe('fencer bench', () => {
     [['--leader-ttl-ms', '999']],
     [['--payload-bytes', '2000000']],
     [['--memory', '--memory-results', '0']],
+    [['--memory', '--proxy-overhead']],
+    [['--proxy-overhead', '--coordinator-memory']],
     [['--bogus']],
     [['--data', '/proc/self/no-such-dir']],
   ])('%j: one line on stderr, exit 1', async (args) => {
