@@ -2,6 +2,7 @@
 // survived by retrying with the same request id (R1); a coordinator cut off
 // from the sink grants nothing, and after the heal exactly once (L3).
 import { describe, expect, it } from 'vitest';
+import { eventually } from '@fencer/testkit';
 import { partition, replyLoss } from '../../src/index.js';
 import { connectFirst, scenario, scripted, write } from './helpers.js';
 
@@ -16,13 +17,11 @@ describe('grant scenarios', { timeout: 120_000 }, () => {
     await connectFirst(b);
     const heal = await s.inject(replyLoss(b.links.coordinator));
     b.send('acquire');
-    const deadline = performance.now() + 15_000;
-    let granted = (await s.admin.coordinator.describe('job')).lease;
-    while (!granted) {
-      if (performance.now() > deadline) throw new Error('no grant at the coordinator');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      granted = (await s.admin.coordinator.describe('job')).lease;
-    }
+    const granted = await eventually(async () => (await s.admin.coordinator.describe('job')).lease, {
+      timeoutMs: 15_000,
+      intervalMs: 50,
+      what: 'the grant at the coordinator',
+    });
     await b.next('call', { where: (call) => call.method === 'Acquire' && call.outcome !== 'ok' });
     await heal();
     const acquired = await b.next('acquired');
