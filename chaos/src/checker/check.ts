@@ -6,19 +6,10 @@
 // as not having happened when that would. Real-time order between
 // operations of different processes is trusted only beyond
 // `clockUncertaintyMs`, since each process reads the shared clock itself.
-import {
-  groupBy,
-  holderOf,
-  named,
-  responseOf,
-  sentWrites,
-  text,
-  tokenOf,
-  type Grant,
-  type SentWrite,
-} from './fields.js';
+import { groupBy, named, responseOf, tokenOf, type Grant } from './fields.js';
 import type { FaultPeriod, FinalState, History, Operation, StoredResult } from './history.js';
 import { checkLock, type Period } from './lock.js';
+import { callOf, callsOf, writesOf, type Call } from './records.js';
 import type { Unchecked, Violation } from './round.js';
 
 /** How a history is judged. */
@@ -57,7 +48,7 @@ export interface CheckOptions {
 }
 
 /** A Write the sink acknowledged. */
-interface AckedWrite extends SentWrite {
+interface AckedWrite extends Call {
   readonly replayed: boolean;
 }
 
@@ -91,8 +82,9 @@ export function checkHistory(history: History, options: CheckOptions = {}): Hist
   const flag: Flag = (rule, message, operations) =>
     found.push({ rule, message, operations: operations.map((op) => op.id) });
 
-  const grants = readGrants(history.operations, flag);
-  const sent = sentWrites(history.operations);
+  const calls = callsOf(history.operations);
+  const grants = readGrants(calls, flag);
+  const sent = writesOf(calls);
   const acked = readAckedWrites(sent, flag);
 
   const unshared = unsharedPeriods(history.faults);
@@ -110,7 +102,7 @@ export function checkHistory(history: History, options: CheckOptions = {}): Hist
   if (final) checkStored(grants, sent, final, margin, flag);
   // P4: no operation to cite, the sinks' state itself is the evidence.
   for (const line of final?.misplaced ?? []) flag('protocol', `P4: ${line}`, []);
-  checkResults(history.operations, acked, final, margin, flag);
+  checkResults(calls, acked, final, margin, flag);
   const first = (v: Violation) => v.operations?.[0] ?? Infinity;
   return {
     violations: found.sort((a, b) => RULE_ORDER.indexOf(a.rule) - RULE_ORDER.indexOf(b.rule) || first(a) - first(b)),
@@ -119,47 +111,49 @@ export function checkHistory(history: History, options: CheckOptions = {}): Hist
 }
 
 /** The ok Acquires and Renews as grants; a lease that cannot answer its request is a protocol violation. */
-function readGrants(operations: readonly Operation[], flag: Flag): Grant[] {
+function readGrants(calls: readonly Call[], flag: Flag): Grant[] {
   const grants: Grant[] = [];
-  for (const op of operations) {
-    if (op.outcome.type !== 'ok' || (op.method !== 'Acquire' && op.method !== 'Renew')) continue;
-    const response = responseOf(op);
-    const lease = (response.lease ?? {}) as Readonly<Record<string, unknown>>;
+  for (const call of calls) {
+    const { op, answer } = call;
+    if (!answer || (op.method !== 'Acquire' && op.method !== 'Renew')) continue;
+    const { lease } = answer;
     const grant: Grant = {
       op,
-      resource: text(lease.resource),
-      token: tokenOf(lease.token),
-      holder: holderOf(lease),
-      fresh: op.method === 'Acquire' && response.replayed !== true,
+      resource: lease.resource,
+      token: lease.token,
+      holder: lease.holder,
+      fresh: op.method === 'Acquire' && !answer.replayed,
     };
     const wrong =
       grant.token === 0n
         ? 'token 0'
-        : grant.resource !== text(op.request.resource)
+        : grant.resource !== call.resource
           ? 'another resource'
-          : grant.holder !== holderOf(op.request)
+          : grant.holder !== call.holder
             ? 'another holder'
-            : op.method === 'Renew' && grant.token !== tokenOf(op.request.token)
+            : op.method === 'Renew' && grant.token !== call.token
               ? 'another token'
               : undefined;
-    if (wrong) flag('protocol', `${named(op)} answered a lease with ${wrong}: ${JSON.stringify(lease)}`, [op]);
-    else grants.push(grant);
+    if (wrong) {
+      const answered = JSON.stringify(responseOf(op).lease ?? {});
+      flag('protocol', `${named(op)} answered a lease with ${wrong}: ${answered}`, [op]);
+    } else grants.push(grant);
   }
   return grants;
 }
 
 /** The acknowledged Writes; an acknowledgement under a fence other than the write's token breaks F1. */
-function readAckedWrites(sent: readonly SentWrite[], flag: Flag): AckedWrite[] {
+function readAckedWrites(sent: readonly Call[], flag: Flag): AckedWrite[] {
   const acked: AckedWrite[] = [];
   for (const w of sent) {
-    if (w.op.outcome.type !== 'ok') continue;
-    const { outcome, fence } = responseOf(w.op);
+    if (!w.answer) continue;
+    const { outcome, fence } = w.answer;
     if (outcome !== 'APPLIED' && outcome !== 'REPLAYED') {
-      flag('protocol', `${named(w.op)} succeeded with outcome ${JSON.stringify(outcome)}`, [w.op]);
+      flag('protocol', `${named(w.op)} succeeded with outcome ${JSON.stringify(responseOf(w.op).outcome)}`, [w.op]);
       continue;
     }
-    if (tokenOf(fence) !== w.token) {
-      flag('protocol', `${named(w.op)} was ${outcome} under token ${w.token} with fence ${text(fence)} (F1)`, [w.op]);
+    if ((fence ?? 0n) !== w.token) {
+      flag('protocol', `${named(w.op)} was ${outcome} under token ${w.token} with fence ${fence ?? ''} (F1)`, [w.op]);
     }
     acked.push({ ...w, replayed: outcome === 'REPLAYED' });
   }
@@ -195,7 +189,7 @@ function checkGrants(grants: readonly Grant[], unshared: readonly Period[], marg
     }
   }
   const acquires = grants.filter((g) => g.op.method === 'Acquire');
-  for (const [requestId, same] of groupBy(acquires, (g) => text(g.op.request.request_id))) {
+  for (const [requestId, same] of groupBy(acquires, (g) => callOf(g.op).requestId)) {
     const tokens = firstOfEach(same, (g) => keyOf(g.resource, String(g.token)));
     if (tokens.length > 1 && !acrossUnshared(same, unshared, margin)) {
       const list = tokens.map((g) => `token ${g.token} of ${g.resource} (${named(g.op)})`).join(', ');
@@ -282,7 +276,7 @@ function checkFenceOrder(
  */
 function checkStored(
   grants: readonly Grant[],
-  sent: readonly SentWrite[],
+  sent: readonly Call[],
   final: FinalState,
   margin: number,
   flag: Flag,
@@ -340,7 +334,7 @@ function checkStored(
  * check) only what the calls show.
  */
 function checkResults(
-  operations: readonly Operation[],
+  calls: readonly Call[],
   writes: readonly AckedWrite[],
   final: FinalState | undefined,
   margin: number,
@@ -363,9 +357,7 @@ function checkResults(
     if (problem) flag('S5', `${where(w.resource, w.resultId)}: ${ack}, but the sink now holds ${problem}`, [w.op]);
   }
 
-  const reads = operations
-    .filter((op) => op.method === 'Read')
-    .map((op) => ({ op, resource: text(op.request.resource), resultId: text(op.request.result_id) }));
+  const reads = calls.filter((c) => c.op.method === 'Read');
   const firstAcked = new Map<string, AckedWrite>();
   for (const w of writes) {
     const k = keyOf(w.resource, w.resultId);
@@ -386,9 +378,9 @@ function checkResults(
 
   const seen = [
     ...writes,
-    ...reads
-      .filter(({ op }) => op.outcome.type === 'ok')
-      .map((r) => ({ ...r, payload: text(responseOf(r.op).payload) })),
+    ...reads.flatMap(({ op, resource, resultId, answer }) =>
+      answer ? [{ op, resource, resultId, payload: answer.payload }] : [],
+    ),
   ].sort((a, b) => a.op.id - b.op.id);
   for (const same of groupBy(seen, (s) => keyOf(s.resource, s.resultId)).values()) {
     const { resource, resultId } = same[0]!;

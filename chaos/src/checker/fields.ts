@@ -1,6 +1,7 @@
-// How the checkers read a recorded call: requests and responses come from
-// JSON lines, so only strings, numbers and booleans are read, and uint64
-// fields are decimal strings.
+// How a recorded call's raw fields are read (records.ts decodes each call
+// with these once): requests and responses come from JSON lines, so only
+// strings, numbers and booleans are read, and uint64 fields are decimal
+// strings.
 import type { Operation } from './history.js';
 
 /** An acknowledged claim that `token` of `resource` is `holder`'s: an ok Acquire (fresh or replayed) or Renew. */
@@ -11,28 +12,6 @@ export interface Grant {
   readonly holder: string;
   /** An Acquire that minted its token (not an R1 replay). */
   readonly fresh: boolean;
-}
-
-/** A Write as sent, whatever became of it. */
-export interface SentWrite {
-  readonly op: Operation;
-  readonly resource: string;
-  readonly resultId: string;
-  readonly token: bigint;
-  readonly payload: string;
-}
-
-/** The Writes among `operations`, in their order, as sent. */
-export function sentWrites(operations: readonly Operation[]): SentWrite[] {
-  return operations
-    .filter((op) => op.method === 'Write')
-    .map((op) => ({
-      op,
-      resource: text(op.request.resource),
-      resultId: text(op.request.result_id),
-      token: tokenOf(op.request.token),
-      payload: text(op.request.payload),
-    }));
 }
 
 /** A string or number field as text; anything else as ''. */

@@ -4,8 +4,9 @@
 // run shows these counts beside its verdict. A pure function of the
 // operations, judged with the checker's rules of evidence: an operation
 // sent within the clock margin of another is not known to follow it.
-import { groupBy, responseOf, sentWrites, text, tokenOf, type SentWrite } from './fields.js';
+import { groupBy } from './fields.js';
 import type { Operation } from './history.js';
+import { callsOf, writesOf, type Call } from './records.js';
 
 /** Each invariant's count of operations that could have broken it. */
 export type Opportunities = Readonly<Record<'S1' | 'S2' | 'S3' | 'S4' | 'S5' | 'S6', number>>;
@@ -47,26 +48,22 @@ export function opportunities(
   options: { readonly clockUncertaintyMs?: number } = {},
 ): Opportunities {
   const margin = options.clockUncertaintyMs ?? 1;
-  const bySending = [...operations].sort((a, b) => a.invokedMs - b.invokedMs);
+  const bySending = callsOf([...operations].sort((a, b) => a.invokedMs - b.invokedMs));
   const ok = (op: Operation) => op.outcome.type === 'ok';
   const answered = (op: Operation) => op.outcome.type !== 'unknown';
 
-  const acquires = bySending.filter((op) => op.method === 'Acquire');
+  const acquires = bySending.filter((c) => c.op.method === 'Acquire');
   const requestIds = new Set<string>();
   let retried = 0;
-  for (const op of acquires) {
-    const id = text(op.request.request_id);
-    if (requestIds.has(id)) retried++;
-    requestIds.add(id);
+  for (const { requestId } of acquires) {
+    if (requestIds.has(requestId)) retried++;
+    requestIds.add(requestId);
   }
 
-  const grants: Acknowledged[] = bySending
-    .filter((op) => ok(op) && (op.method === 'Acquire' || op.method === 'Renew'))
-    .map((op) => {
-      const lease = (responseOf(op).lease ?? {}) as Readonly<Record<string, unknown>>;
-      return { op, resource: text(op.request.resource), token: tokenOf(lease.token) };
-    });
-  const writes = sentWrites(bySending);
+  const grants: Acknowledged[] = bySending.flatMap(({ op, resource, answer }) =>
+    answer && (op.method === 'Acquire' || op.method === 'Renew') ? [{ op, resource, token: answer.lease.token }] : [],
+  );
+  const writes = writesOf(bySending);
   const judged = writes.filter((w) => answered(w.op));
 
   // Per result id, a sweep through its writes in the order they were sent,
@@ -96,7 +93,7 @@ export function opportunities(
   );
 
   return {
-    S1: acquires.filter(ok).length,
+    S1: acquires.filter((c) => ok(c.op)).length,
     S2: retried,
     S3: sentBelow(grants, judged, margin).size,
     S4: judged.filter((w) => belowWrite.has(w.op) || otherToken.has(w.op)).length,
@@ -110,11 +107,7 @@ export function opportunities(
  * resource with a higher token was acknowledged: one sweep per resource
  * through the acknowledgements by completion and the writes by sending.
  */
-function sentBelow(
-  acknowledged: readonly Acknowledged[],
-  writes: readonly SentWrite[],
-  margin: number,
-): Set<Operation> {
+function sentBelow(acknowledged: readonly Acknowledged[], writes: readonly Call[], margin: number): Set<Operation> {
   const below = new Set<Operation>();
   const acknowledgedOf = groupBy(acknowledged, (a) => a.resource);
   for (const [resource, same] of groupBy(writes, (w) => w.resource)) {

@@ -7,6 +7,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { History, Operation } from '../checker/history.js';
+import { EMPTY_LEASE, callOf, callsOf, writesOf, type Call } from '../checker/records.js';
 import type { Unchecked, Violation } from '../checker/round.js';
 
 /** What a report shows: the history, what the checker found in it, and how the run was made. */
@@ -38,14 +39,8 @@ interface LeaseSpan {
   end: 'released' | 'superseded' | 'lost' | 'open';
 }
 
-// Requests and responses come from JSON lines; only strings and numbers are read here.
-const text = (value: unknown): string => (typeof value === 'string' || typeof value === 'number' ? String(value) : '');
-const record = (value: unknown): Readonly<Record<string, unknown>> =>
-  typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
-const holderOf = (fields: Readonly<Record<string, unknown>>) => `${text(fields.owner_id)}#${text(fields.incarnation)}`;
-const responseOf = (op: Operation) => (op.outcome.type === 'ok' ? op.outcome.response : {});
-/** A refusal's reason, or its gRPC code when it carried none. */
-const reasonOf = (op: Operation) => (op.outcome.type === 'ok' ? '' : op.outcome.reason || op.outcome.code);
+/** A token as the report shows it: '' when the call carried none (0n, V2). */
+const tokenText = (token: bigint) => (token ? String(token) : '');
 
 const esc = (value: string | number): string =>
   String(value).replace(
@@ -62,7 +57,7 @@ const LOST = new Set(['LEASE_EXPIRED', 'NOT_LEASE_HOLDER']);
  * refused as lost, at the next grant of the resource, or at the end of the
  * history. A replayed grant (R1) continues the lease it repeats.
  */
-function leaseSpans(operations: readonly Operation[], historyEndMs: number): LeaseSpan[] {
+function leaseSpans(calls: readonly Call[], historyEndMs: number): LeaseSpan[] {
   const spans: LeaseSpan[] = [];
   const open = new Map<string, LeaseSpan>(); // resource + holder → its lease
   const close = (span: LeaseSpan, atMs: number, end: LeaseSpan['end']) => {
@@ -70,22 +65,22 @@ function leaseSpans(operations: readonly Operation[], historyEndMs: number): Lea
     span.end = end;
     open.delete(`${span.resource}\n${span.holder}`);
   };
-  const byCompletion = [...operations].sort((a, b) => a.completedMs - b.completedMs || a.id - b.id);
-  for (const op of byCompletion) {
-    const resource = text(op.request.resource);
-    const lease = record(responseOf(op).lease);
-    const holder = holderOf(op.method === 'Acquire' ? lease : op.request);
+  const byCompletion = [...calls].sort((a, b) => a.op.completedMs - b.op.completedMs || a.op.id - b.op.id);
+  for (const call of byCompletion) {
+    const { op, resource } = call;
+    const lease = call.answer?.lease ?? EMPTY_LEASE;
+    const holder = op.method === 'Acquire' ? lease.holder : call.holder;
     const span = open.get(`${resource}\n${holder}`);
-    const ttlMs = Number(text(lease.ttl_ms) || text(op.request.ttl_ms)) || 0;
+    const ttlMs = lease.ttlMs || call.ttlMs;
     // Renew and Release name the token in the request; an Acquire learns it from the answer.
-    const current = span && span.token === (text(op.request.token) || text(lease.token)) ? span : undefined;
+    const current = span && span.token === tokenText(call.token || lease.token) ? span : undefined;
     if (op.method === 'Acquire' && op.outcome.type === 'ok' && !current) {
       for (const other of open.values()) if (other.resource === resource) close(other, op.completedMs, 'superseded');
       const started: LeaseSpan = {
         op,
         resource,
         holder,
-        token: text(lease.token),
+        token: tokenText(lease.token),
         startMs: op.completedMs,
         ttlMs,
         validUntilMs: op.completedMs + ttlMs,
@@ -98,7 +93,7 @@ function leaseSpans(operations: readonly Operation[], historyEndMs: number): Lea
       if (op.outcome.type === 'ok') {
         current.ttlMs = ttlMs || current.ttlMs; // a Renew's zero TTL keeps the lease's own (L4)
         current.validUntilMs = op.completedMs + current.ttlMs;
-      } else if (LOST.has(reasonOf(op))) close(current, op.completedMs, 'lost');
+      } else if (LOST.has(call.reason)) close(current, op.completedMs, 'lost');
     } else if (current && op.method === 'Release' && op.outcome.type === 'ok') {
       close(current, op.completedMs, 'released');
     }
@@ -107,10 +102,10 @@ function leaseSpans(operations: readonly Operation[], historyEndMs: number): Lea
 }
 
 /** The class of a write's mark: how it ended. */
-function writeKind(op: Operation): 'applied' | 'replayed' | 'refused' | 'unknown' {
+function writeKind({ op, answer }: Call): 'applied' | 'replayed' | 'refused' | 'unknown' {
   if (op.outcome.type === 'fail') return 'refused';
   if (op.outcome.type === 'unknown') return 'unknown';
-  return text(op.outcome.response.outcome) === 'REPLAYED' ? 'replayed' : 'applied';
+  return answer?.outcome === 'REPLAYED' ? 'replayed' : 'applied';
 }
 
 // Owner colours (Tableau 10 without its red, which marks violations).
@@ -145,16 +140,15 @@ const firstFlag = (x: number, y: number) =>
   `<path class="first-flag" d="M${x - 6} ${y - 9}h12l-6 9z" fill="#e03131" stroke="#fff" stroke-width="1"/>`;
 
 /** One line about an operation: what the hover title and the details line show. */
-function detailsOf(op: Operation, t0: number, rules: readonly string[]): string {
-  const response = responseOf(op);
+function detailsOf({ op, token, resultId, answer }: Call, t0: number, rules: readonly string[]): string {
   const outcome =
     op.outcome.type === 'ok'
-      ? `ok ${text(response.outcome)}`.trim() + (response.fence ? ` (fence ${text(response.fence)})` : '')
+      ? `ok ${answer?.outcome ?? ''}`.trim() + (answer?.fence !== undefined ? ` (fence ${answer.fence})` : '')
       : `${op.outcome.type} ${op.outcome.code} ${op.outcome.reason}`.trim();
   const parts = [
     `#${op.id} ${op.method} by ${op.process}`,
-    `token ${text(op.request.token || record(response.lease).token) || '-'}`,
-    ...(op.method === 'Write' || op.method === 'Read' ? [`result ${text(op.request.result_id)}`] : []),
+    `token ${tokenText(token || (answer?.lease.token ?? 0n)) || '-'}`,
+    ...(op.method === 'Write' || op.method === 'Read' ? [`result ${resultId}`] : []),
     outcome,
     `sent ${Math.round(op.invokedMs - t0)} ms, done ${Math.round(op.completedMs - t0)} ms`,
     ...(rules.length ? [`violates ${rules.join(', ')}`] : []),
@@ -304,14 +298,15 @@ function timeline(input: ReportInput): { svg: string; leases: number; drawn: num
   const faultRows = pack(faults.map((f) => ({ startMs: f.startMs, endMs: f.endMs ?? tEnd })));
   const axisY = faultRows.count * ROW + 4;
   const lanesTop = axisY + 22;
-  const spans = leaseSpans(operations, tEnd);
-  const resources = [...new Set(operations.map((op) => text(op.request.resource)))].sort();
+  const calls = callsOf(operations);
+  const spans = leaseSpans(calls, tEnd);
+  const resources = [...new Set(calls.map((c) => c.resource))].sort();
   let y = lanesTop;
   for (const resource of resources) {
     const allSpans = spans.filter((s) => s.resource === resource);
     const laneSpans = allSpans.filter((s) => kept.has(s.op.id));
-    const ops = operations.filter((op) => text(op.request.resource) === resource);
-    const processes = [...new Set(ops.map((op) => op.process))].sort();
+    const laneCalls = calls.filter((c) => c.resource === resource);
+    const processes = [...new Set(laneCalls.map((c) => c.op.process))].sort();
     // Leases not drawn one by one: per slice, who held the lease longest in it, and for how much of it.
     const held = new Map<number, Map<string, number>>();
     for (const span of allSpans.filter((s) => !kept.has(s.op.id))) {
@@ -343,7 +338,7 @@ function timeline(input: ReportInput): { svg: string; leases: number; drawn: num
       const [x1, x2, xv] = [x(s.startMs), x(s.endMs), x(Math.min(s.validUntilMs, s.endMs))];
       const colour = colourOf.get(s.op.process) ?? '#888';
       const label = x2 - x1 >= 56 ? `token ${s.token}` : s.token;
-      const title = `${s.holder} holds token ${s.token} of ${resource} from ${Math.round(s.startMs - start)} ms (${detailsOf(s.op, start, rulesOf.get(s.op.id) ?? [])}); ends ${s.end} at ${Math.round(s.endMs - start)} ms`;
+      const title = `${s.holder} holds token ${s.token} of ${resource} from ${Math.round(s.startMs - start)} ms (${detailsOf(callOf(s.op), start, rulesOf.get(s.op.id) ?? [])}); ends ${s.end} at ${Math.round(s.endMs - start)} ms`;
       out.push(
         `<g class="lease${cited(s.op)}" data-op="${s.op.id}" data-token="${esc(s.token)}" data-owner="${esc(s.op.process)}" data-end="${s.end}"><title>${esc(title)}</title>` +
           `<rect x="${x1}" y="${top}" width="${Math.max(xv - x1, 1)}" height="${ROW - 6}" rx="3" fill="${colour}"/>` +
@@ -360,11 +355,12 @@ function timeline(input: ReportInput): { svg: string; leases: number; drawn: num
     );
     // Calls not drawn one by one: counted per process and slice, drawn as a bar stacked by outcome.
     const buckets = new Map<string, Bucket>();
-    for (const op of ops.filter((op) => !kept.has(op.id))) {
+    for (const call of laneCalls.filter((c) => !kept.has(c.op.id))) {
+      const { op } = call;
       const key = `${processes.indexOf(op.process)} ${sliceOf(op.completedMs)}`;
       const bucket =
         buckets.get(key) ?? buckets.set(key, { applied: 0, replayed: 0, refused: 0, unknown: 0, other: 0 }).get(key)!;
-      bucket[op.method === 'Write' ? writeKind(op) : 'other']++;
+      bucket[op.method === 'Write' ? writeKind(call) : 'other']++;
     }
     const fullest = [...buckets.values()].reduce(
       (most, b) => Math.max(most, b.applied + b.replayed + b.refused + b.unknown + b.other),
@@ -389,15 +385,16 @@ function timeline(input: ReportInput): { svg: string; leases: number; drawn: num
       );
     }
     const drawn = new Set(laneSpans.map((s) => s.op.id));
-    const own = ops.filter((op) => kept.has(op.id));
-    for (const op of own.filter((op) => op.method === 'Write' || (rulesOf.has(op.id) && !drawn.has(op.id)))) {
+    const own = laneCalls.filter((c) => kept.has(c.op.id));
+    for (const call of own.filter(({ op }) => op.method === 'Write' || (rulesOf.has(op.id) && !drawn.has(op.id)))) {
+      const { op } = call;
       const [cx, cy] = [x(op.completedMs), marksTop + processes.indexOf(op.process) * MARK_ROW + MARK_ROW / 2];
-      const kind = op.method === 'Write' ? writeKind(op) : 'op';
-      const reason = op.outcome.type === 'ok' ? '' : ` data-reason="${esc(reasonOf(op))}"`;
+      const kind = op.method === 'Write' ? writeKind(call) : 'op';
+      const reason = op.outcome.type === 'ok' ? '' : ` data-reason="${esc(call.reason)}"`;
       const cls = op.method === 'Write' ? `mark write ${kind}` : `mark op ${op.method.toLowerCase()}`;
       out.push(
-        `<g class="${cls}${cited(op)}" data-op="${op.id}" data-process="${esc(op.process)}" data-token="${esc(text(op.request.token))}"${reason}>` +
-          `<title>${esc(detailsOf(op, start, rulesOf.get(op.id) ?? []))}</title>${glyph(kind, cx, cy, reasonOf(op))}${ring(op, cx, cy)}</g>`,
+        `<g class="${cls}${cited(op)}" data-op="${op.id}" data-process="${esc(op.process)}" data-token="${esc(tokenText(call.token))}"${reason}>` +
+          `<title>${esc(detailsOf(call, start, rulesOf.get(op.id) ?? []))}</title>${glyph(kind, cx, cy, call.reason)}${ring(op, cx, cy)}</g>`,
       );
     }
     out.push('</g>');
@@ -473,11 +470,11 @@ if(els[0])els[0].scrollIntoView({block:'center',inline:'center'});});
 export function renderReport(input: ReportInput): string {
   const { history, violations } = input;
   const { svg, leases, drawn } = timeline(input);
-  const writes = history.operations.filter((op) => op.method === 'Write');
+  const writes = writesOf(callsOf(history.operations));
   const kinds = writes.map(writeKind);
   const refusals = new Map<string, number>();
-  for (const op of writes.filter((op) => op.outcome.type === 'fail'))
-    refusals.set(reasonOf(op), (refusals.get(reasonOf(op)) ?? 0) + 1);
+  for (const { reason } of writes.filter((w) => w.op.outcome.type === 'fail'))
+    refusals.set(reason, (refusals.get(reason) ?? 0) + 1);
   const counts: [string, string, number][] = [
     ['operations', 'operations', history.operations.length],
     ['leases', 'leases', leases],
