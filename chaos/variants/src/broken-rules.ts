@@ -118,7 +118,7 @@ export function memoryResults(store: SinkStore): SinkStore {
         results.get(op.resource)!.set(op.resultId, op.result);
       }
       const fences = ops.filter((op) => op.kind === 'fence');
-      return fences.length === 0 ? store.settled() : store.commit(fences);
+      return fences.length === 0 ? store.settled().then(() => undefined) : store.commit(fences);
     },
     settled: () => store.settled(),
     whenFailed: () => store.whenFailed(),

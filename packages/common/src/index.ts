@@ -2,6 +2,7 @@
 // or `process`, so every package, a service's core/ included, may import it.
 export { type Clock, systemClock, FakeClock } from './clock.js';
 export { KeyedLock } from './keyed-lock.js';
+export { type Phases, type PhaseAttributes, unrecorded } from './phases.js';
 export { type Reason, REASON_CODES } from './reasons.js';
 export { unreachable, settleAll } from './outcomes.js';
 export { prng } from './prng.js';

@@ -12,3 +12,5 @@ export * from './server-config.js';
 export * from './level-db.js';
 export * from './tls-config.js';
 export * from './connection-limits.js';
+export * from './tracing.js';
+export type { SpanLine } from './trace-file.js';

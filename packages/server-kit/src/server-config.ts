@@ -155,7 +155,7 @@ export function readTokenFile(file: string): string {
 /**
  * The options every server shares, each also settable as `<envPrefix>_<NAME>`:
  * --listen, --data, --repair, --credentials, --insecure, --tls-cert, --tls-key,
- * --tls-ca (read with serverTls), --metrics.
+ * --tls-ca (read with serverTls), --metrics, --trace-file.
  */
 export function serverOptions(envPrefix: string, defaults: { listen: string; data: string }): Option[] {
   return [
@@ -180,6 +180,10 @@ export function serverOptions(envPrefix: string, defaults: { listen: string; dat
     new Option('--metrics <host:port>', 'serve Prometheus /metrics here')
       .env(`${envPrefix}_METRICS`)
       .argParser(hostPort),
+    new Option(
+      '--trace-file <file>',
+      'append OpenTelemetry spans to this file as JSON lines (without it, the OTEL_* variables may export them over OTLP)',
+    ).env(`${envPrefix}_TRACE_FILE`),
   ];
 }
 

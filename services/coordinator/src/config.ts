@@ -93,6 +93,8 @@ export interface CoordinatorConfig {
   readonly sinkDeadlineMs: number;
   /** HOST:PORT for Prometheus /metrics, or undefined for none. */
   readonly metrics: string | undefined;
+  /** Spans go to this file as JSON lines; undefined: only if the OTEL_* environment asks. */
+  readonly traceFile: string | undefined;
   /** V4: request records and Acquire rate, in all and per owner; idle resource entries kept in memory. */
   readonly coreLimits: CoreLimits;
   /** V4: streams, buffered bytes and lifetime of each connection. */
@@ -116,6 +118,7 @@ interface RawOptions extends TlsFlags, Partial<Record<keyof CoreLimits | keyof C
   requestRetentionMs: number;
   sinkDeadlineMs: number;
   metrics?: string;
+  traceFile?: string;
   // Left out (in-process tests): the defaults, as for the V4 limits.
   store?: StoreKind;
   etcd?: readonly string[];
@@ -148,6 +151,7 @@ export function coordinatorConfig(options: RawOptions): CoordinatorConfig {
     requestRetentionMs: options.requestRetentionMs,
     sinkDeadlineMs: options.sinkDeadlineMs,
     metrics: options.metrics,
+    traceFile: options.traceFile,
     coreLimits: Object.freeze({
       maxRequestRecords: options.maxRequestRecords ?? DEFAULT_CORE_LIMITS.maxRequestRecords,
       maxRecordsPerOwner: options.maxRecordsPerOwner ?? DEFAULT_CORE_LIMITS.maxRecordsPerOwner,

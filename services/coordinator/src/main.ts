@@ -14,6 +14,8 @@ import {
   routeGrpcLogs,
   runUntilSignal,
   serveMetrics,
+  startTracing,
+  stopTracingAfter,
   silentLogger,
   startGrpcServer,
   type CredentialsReload,
@@ -23,7 +25,7 @@ import {
   StartupError,
 } from '@fencer/server-kit';
 import { Etcd3, isRecoverableError } from 'etcd3';
-import { NotLeaderError, StoreFailedError, systemClock, type Clock } from '@fencer/common';
+import { NotLeaderError, StoreFailedError, systemClock, type Clock, type Phases } from '@fencer/common';
 import { SERVICE_NAMES, fencing } from '@fencer/proto';
 import { EtcdLeadership } from './adapters/etcd-leadership.js';
 import { EtcdStore, EtcdTimeoutError, type LeadershipGuard } from './adapters/etcd-store.js';
@@ -79,6 +81,8 @@ export interface CoordinatorDeps extends CoordinatorSeams {
   readonly newGrantId?: () => string;
   /** How often (real ms) the L8 sweep looks for expired leases; default 100. */
   readonly fenceSweepIntervalMs?: number;
+  /** Records each grant's L3 steps (as trace spans); default nothing. */
+  readonly phases?: Phases;
 }
 
 /** A coordinator running in this process. */
@@ -149,6 +153,7 @@ function openCore(
     fenceOnExpiry: config.fenceOnExpiry,
     log,
     rules: deps.wrapRules?.(LEASE_RULES) ?? LEASE_RULES,
+    ...(deps.phases === undefined ? {} : { phases: deps.phases }),
   });
 }
 
@@ -563,7 +568,11 @@ export async function runCoordinator(config: CoordinatorConfig, seams: Coordinat
     );
   }
   await runUntilSignal('coordinator', log, async () => {
-    const coordinator = await startCoordinator(config, { ...seams, log });
+    const tracing = await startTracing('coordinator', config.traceFile);
+    const coordinator = stopTracingAfter(
+      await startCoordinator(config, { ...seams, log, ...(tracing ? { phases: tracing.phases } : {}) }),
+      tracing,
+    );
     log.info(
       {
         address: coordinator.address,

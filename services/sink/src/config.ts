@@ -40,6 +40,8 @@ export interface SinkConfig {
   readonly maxPayloadBytes: number;
   /** HOST:PORT for Prometheus /metrics, or undefined for none. */
   readonly metrics: string | undefined;
+  /** Spans go to this file as JSON lines; undefined: only if the OTEL_* environment asks. */
+  readonly traceFile: string | undefined;
   /** V4: streams, buffered bytes and lifetime of each connection. */
   readonly connectionLimits: ConnectionLimits;
 }
@@ -53,6 +55,7 @@ export interface SinkOptions extends TlsFlags, Partial<Record<keyof ConnectionLi
   insecure?: boolean;
   maxPayloadBytes: number;
   metrics?: string;
+  traceFile?: string;
 }
 
 /** Validates parsed options into a frozen SinkConfig. Throws ConfigError. */
@@ -70,6 +73,7 @@ export function sinkConfig(options: SinkOptions): SinkConfig {
     tls: serverTls(options),
     maxPayloadBytes: options.maxPayloadBytes,
     metrics: options.metrics,
+    traceFile: options.traceFile,
     connectionLimits: connectionLimits(options),
   });
 }

@@ -13,6 +13,8 @@ import {
   runUntilSignal,
   serveMetrics,
   silentLogger,
+  startTracing,
+  stopTracingAfter,
   startGrpcServer,
   type CredentialsReload,
   type Logger,
@@ -20,9 +22,11 @@ import {
   type RunningServer,
 } from '@fencer/server-kit';
 import type * as grpc from '@grpc/grpc-js';
+import type { Phases } from '@fencer/common';
 import { SERVICE_NAMES, fencing } from '@fencer/proto';
 import { openLevelStore } from './adapters/level-store.js';
 import { SinkEngine, type SinkApi } from './core/sink-engine.js';
+import { decideWrite } from './core/fence-policy.js';
 import type { SinkStore } from './core/store.js';
 import type { SinkConfig } from './config.js';
 import { sinkHandlers } from './grpc/handlers.js';
@@ -82,7 +86,10 @@ function sinkStoreMetrics() {
  * `config.listen`. Rejects with StartupError (data dir locked or unusable,
  * address in use) and leaves nothing open behind.
  */
-export async function startSink(config: SinkConfig, options: { log?: Logger } & SinkSeams = {}): Promise<RunningSink> {
+export async function startSink(
+  config: SinkConfig,
+  options: { log?: Logger; phases?: Phases } & SinkSeams = {},
+): Promise<RunningSink> {
   const log = options.log ?? silentLogger;
   const metrics = sinkStoreMetrics();
   const { store } = await openLevelStore(config.dataDir, {
@@ -94,7 +101,7 @@ export async function startSink(config: SinkConfig, options: { log?: Logger } & 
     },
   });
   const storeFailed = store.whenFailed();
-  const engine = options.engine?.(store) ?? new SinkEngine(store);
+  const engine = options.engine?.(store) ?? new SinkEngine(store, decideWrite, options.phases);
   const authenticator = authenticatorFor(config.auth);
   const limits = { ...DEFAULT_LIMITS, maxPayloadBytes: config.maxPayloadBytes };
   const streams = new OpenStreams();
@@ -155,7 +162,11 @@ export async function runSink(config: SinkConfig, seams: SinkSeams = {}): Promis
   const log = createLogger('sink');
   routeGrpcLogs(log);
   await runUntilSignal('sink', log, async () => {
-    const sink = await startSink(config, { ...seams, log });
+    const tracing = await startTracing('sink', config.traceFile);
+    const sink = stopTracingAfter(
+      await startSink(config, { ...seams, log, ...(tracing ? { phases: tracing.phases } : {}) }),
+      tracing,
+    );
     log.info(
       { address: sink.address, dataDir: config.dataDir, auth: config.auth.kind, metrics: sink.metricsAddress },
       'sink ready',

@@ -3,7 +3,16 @@
 // Orchestration over three ports (LeaseStore, SinkPort, the id generator)
 // and the LeaseTable's decisions. No transport, no timers: the L8 and R3
 // sweeps are methods that an adapter calls on a schedule.
-import { KeyedLock, settleAll, unreachable, type Clock, type StoreFailedError } from '@fencer/common';
+import {
+  KeyedLock,
+  settleAll,
+  unreachable,
+  unrecorded,
+  type Clock,
+  type PhaseAttributes,
+  type Phases,
+  type StoreFailedError,
+} from '@fencer/common';
 import { LeaseTable, type Description, type LeaseRules, type Residency } from './lease-table.js';
 import type { LeaseStore } from './store.js';
 import type { SinkAdvanceOutcome, SinkPort } from './sink-port.js';
@@ -87,7 +96,14 @@ export interface CoreDeps {
   readonly log: CoreLog;
   /** L4's and T1's arithmetic; default LEASE_RULES, another only in a deliberately broken variant. */
   readonly rules?: LeaseRules;
+  /** Records L3's steps (reserve, advance, record) of each grant, as trace spans; default nothing. */
+  readonly phases?: Phases;
 }
+
+const describeAdvance = (advance: SinkAdvanceOutcome): PhaseAttributes =>
+  advance.kind === 'unavailable'
+    ? { 'fencer.advance': advance.kind, 'fencer.sink_code': advance.sinkCode }
+    : { 'fencer.advance': advance.kind, 'fencer.fence': String(advance.fence) };
 
 /** What the gRPC handlers call on the core. */
 export type CoordinatorApi = Pick<
@@ -118,7 +134,10 @@ export class Coordinator {
   /** T3: set once the store failed; every later call rejects with it, even one memory could answer. */
   #storeFailure: StoreFailedError | undefined;
 
+  readonly #phases: Phases;
+
   private constructor(private readonly deps: CoreDeps) {
+    this.#phases = deps.phases ?? unrecorded;
     this.#table = new LeaseTable(
       deps.clock,
       deps.requestRetentionMs,
@@ -196,7 +215,7 @@ export class Coordinator {
           // L3 (3): grant and request id in one durable batch, then (4) the reply.
           const grant: Grant = { ...pick(params), token, ended: null };
           const record: RequestRecord = { ...pick(params), requestId: params.requestId, token };
-          await deps.store.recordGrant(grant, record);
+          await this.#phases.run('record grant', () => deps.store.recordGrant(grant, record));
           return { kind: 'granted', lease: this.#table.applyGrant(grant, record) };
         }
         case 'regression':
@@ -443,10 +462,15 @@ export class Coordinator {
     ownerId: string | null,
     logContext: object,
   ): Promise<SinkAdvanceOutcome> {
-    await this.deps.store.reserveToken(resource, token);
+    const { store, sink } = this.deps;
+    await this.#phases.run('reserve token', () => store.reserveToken(resource, token));
     this.#table.noteReserved(resource, token);
     this.deps.log.debug({ resource, token: String(token), ...logContext }, 'advancing the sink fence');
-    const advance = await this.deps.sink.advanceFence({ resource, token, grantId: this.deps.newGrantId(), ownerId });
+    const advance = await this.#phases.run(
+      'advance fence',
+      () => sink.advanceFence({ resource, token, grantId: this.deps.newGrantId(), ownerId }),
+      describeAdvance,
+    );
     if (advance.kind === 'regression') this.#table.noteSinkFence(resource, advance.fence);
     return advance;
   }
@@ -478,7 +502,7 @@ export class Coordinator {
         return unreachable(advance);
     }
     const fenced: Grant = { ...holder, ended: 'fenced' };
-    await this.deps.store.endGrant(fenced);
+    await this.#phases.run('end grant', () => this.deps.store.endGrant(fenced));
     this.#table.applyFenced(fenced);
     return { kind: 'fenced', fence: advance.fence };
   }

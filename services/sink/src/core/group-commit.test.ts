@@ -20,7 +20,7 @@ const resultOp = (resource: string, resultId: string, token = 1n): StoreOp => ({
 });
 /** Lets every already-queued callback and I/O-like turn run. */
 
-function tracked(promise: Promise<void>) {
+function tracked(promise: Promise<unknown>) {
   const state = { settled: false, error: undefined as unknown };
   promise.then(
     () => (state.settled = true),

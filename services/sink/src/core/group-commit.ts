@@ -5,7 +5,14 @@
 // before it is durable.
 import type { FenceRecord, StoredResult } from './fence-policy.js';
 import { StoreFailedError } from '@fencer/common';
-import { assertStorableFence, resultKey, type ResultSummary, type SinkStore, type StoreOp } from './store.js';
+import {
+  assertStorableFence,
+  resultKey,
+  type JoinedBatch,
+  type ResultSummary,
+  type SinkStore,
+  type StoreOp,
+} from './store.js';
 
 /** Durable storage underneath a GroupCommitStore (LevelDB, or memory in tests). */
 export interface DurableBackend {
@@ -37,10 +44,12 @@ export interface GroupCommitStats {
 }
 
 interface Batch {
+  /** Set when the batch is handed to the backend. */
+  number: number;
   readonly ops: StoreOp[];
   readonly keys: string[];
-  readonly durable: Promise<void>;
-  resolve(): void;
+  readonly durable: Promise<JoinedBatch>;
+  resolve(joined: JoinedBatch): void;
   reject(error: Error): void;
 }
 
@@ -67,16 +76,16 @@ function newestFirst(results: readonly ResultSummary[]): ResultSummary[] {
 }
 
 function newBatch(): Batch {
-  let resolve!: () => void;
+  let resolve!: (joined: JoinedBatch) => void;
   let reject!: (error: Error) => void;
-  const durable = new Promise<void>((res, rej) => {
+  const durable = new Promise<JoinedBatch>((res, rej) => {
     resolve = res;
     reject = rej;
   });
   // Callers may never await a batch (e.g. nobody called settled()); its
   // failure is reported through whenFailed, not as an unhandled rejection.
   durable.catch(() => undefined);
-  return { ops: [], keys: [], durable, resolve, reject };
+  return { number: 0, ops: [], keys: [], durable, resolve, reject };
 }
 
 /**
@@ -121,7 +130,7 @@ export class GroupCommitStore implements SinkStore {
     return this.#read(() => this.#backend.readResult(resource, resultId));
   }
 
-  commit(ops: readonly StoreOp[]): Promise<void> {
+  commit(ops: readonly StoreOp[]): Promise<JoinedBatch | undefined> {
     let keys: string[];
     try {
       this.#check();
@@ -132,7 +141,7 @@ export class GroupCommitStore implements SinkStore {
       return Promise.reject(error);
     }
     // Nothing to make durable; an empty batch would never be flushed.
-    if (ops.length === 0) return this.settled();
+    if (ops.length === 0) return this.settled().then(() => undefined);
     const batch = this.#open;
     ops.forEach((op, i) => {
       batch.ops.push(op);
@@ -141,14 +150,16 @@ export class GroupCommitStore implements SinkStore {
     });
     this.#stats.commits++;
     this.#flush();
+    // The batch's own promise, no later: outcomes of one resource settle in
+    // decision order only if commit() and settled() resolve on the same turn.
     return batch.durable;
   }
 
-  settled(): Promise<void> {
+  settled(): Promise<JoinedBatch | undefined> {
     if (this.#failure) return Promise.reject(this.#failure);
     // FIFO: the newest batch being durable implies every older one is.
     if (this.#open.ops.length > 0) return this.#open.durable;
-    return this.#inFlight?.durable ?? Promise.resolve();
+    return this.#inFlight?.durable ?? Promise.resolve(undefined);
   }
 
   async durableFence(resource: string): Promise<FenceRecord | undefined> {
@@ -213,6 +224,7 @@ export class GroupCommitStore implements SinkStore {
     this.#open = newBatch();
     this.#inFlight = batch;
     this.#stats.batches++;
+    batch.number = this.#stats.batches;
     let written: Promise<void>;
     try {
       written = this.#backend.writeBatch(batch.ops);
@@ -225,7 +237,7 @@ export class GroupCommitStore implements SinkStore {
         this.#stats.durableOps += batch.ops.length;
         // A key re-committed in a later batch keeps that newer overlay entry.
         for (const key of batch.keys) if (this.#overlay.get(key)?.batch === batch) this.#overlay.delete(key);
-        batch.resolve();
+        batch.resolve({ batch: batch.number, ops: batch.ops.length });
         this.#flush();
         try {
           this.#onBatch?.({ ops: batch.ops.length });

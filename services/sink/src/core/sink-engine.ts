@@ -2,9 +2,9 @@
 // committing the result are one critical section (no AdvanceFence or other
 // Write of that resource interleaves), and no outcome is answered before
 // everything it depends on is durable.
-import { KeyedLock } from '@fencer/common';
+import { KeyedLock, unrecorded, type PhaseAttributes, type Phases } from '@fencer/common';
 import { decideAdvance, decideWrite, type WritePolicy } from './fence-policy.js';
-import type { ResultSummary, SinkStore, StoreOp } from './store.js';
+import type { JoinedBatch, ResultSummary, SinkStore, StoreOp } from './store.js';
 
 /**
  * A validated Write (V1/V2 already checked): token > 0, ids well-formed.
@@ -48,8 +48,22 @@ export type ReadOutcome =
 interface Decided<T> {
   readonly outcome: T;
   /** Settles when every change this outcome made or observed is durable. */
-  readonly durable: Promise<void>;
+  readonly durable: Promise<JoinedBatch | undefined>;
+  /** The outcome made a change, so `durable` resolves with the batch it joined. */
+  readonly wrote: boolean;
 }
+
+const describeOutcome = ({ outcome }: Decided<{ kind: string; fence: bigint }>): PhaseAttributes => ({
+  'fencer.decision': outcome.kind,
+  'fencer.fence': String(outcome.fence),
+});
+
+const describeBatch =
+  (wrote: boolean) =>
+  (joined: JoinedBatch | undefined): PhaseAttributes =>
+    wrote && joined !== undefined
+      ? { 'fencer.batch.joined': true, 'fencer.batch': joined.batch, 'fencer.batch.ops': joined.ops }
+      : { 'fencer.batch.joined': false };
 
 /**
  * The sink's commit path. Each method may be called concurrently (a unary
@@ -65,10 +79,13 @@ export class SinkEngine {
    * @param decide F1–F3's verdict on a Write. Production always uses
    * decideWrite; only a deliberately broken variant (the chaos suite's
    * negative controls) passes another, and F2 still holds around it.
+   * @param phases records each call's lock wait, decision and group commit
+   * (as trace spans); by default nothing.
    */
   constructor(
     private readonly store: SinkStore,
     private readonly decide: WritePolicy = decideWrite,
+    private readonly phases: Phases = unrecorded,
   ) {}
 
   /**
@@ -94,17 +111,21 @@ export class SinkEngine {
             resultId: command.resultId,
             result: { token: command.token, payload: command.payload },
           };
-          return { outcome: { kind: 'applied', fence }, durable: this.store.commit([op]) };
+          return { outcome: { kind: 'applied', fence }, durable: this.store.commit([op]), wrote: true };
         }
         case 'replayed':
         case 'conflict':
           // No change, but the stored result (or the fence) this answer
           // rests on may still be pending: a REPLAYED must survive a crash (S5).
-          return { outcome: { kind: decision.kind, fence }, durable: this.store.settled() };
+          return { outcome: { kind: decision.kind, fence }, durable: this.store.settled(), wrote: false };
         case 'stale':
         case 'not-issued':
         case 'owner-mismatch':
-          return { outcome: { kind: decision.kind, fence: decision.fence }, durable: this.store.settled() };
+          return {
+            outcome: { kind: decision.kind, fence: decision.fence },
+            durable: this.store.settled(),
+            wrote: false,
+          };
       }
     });
   }
@@ -121,12 +142,20 @@ export class SinkEngine {
             resource: command.resource,
             record: { fence: command.token, grantId: command.grantId, ownerId: command.ownerId },
           };
-          return { outcome: { kind: 'advanced', fence: command.token }, durable: this.store.commit([op]) };
+          return { outcome: { kind: 'advanced', fence: command.token }, durable: this.store.commit([op]), wrote: true };
         }
         case 'retry-same-grant':
-          return { outcome: { kind: 'retry-same-grant', fence: command.token }, durable: this.store.settled() };
+          return {
+            outcome: { kind: 'retry-same-grant', fence: command.token },
+            durable: this.store.settled(),
+            wrote: false,
+          };
         case 'regression':
-          return { outcome: { kind: 'regression', fence: decision.fence }, durable: this.store.settled() };
+          return {
+            outcome: { kind: 'regression', fence: decision.fence },
+            durable: this.store.settled(),
+            wrote: false,
+          };
       }
     });
   }
@@ -167,11 +196,17 @@ export class SinkEngine {
    * that decision's own batch. The wait is chained inside the lock, so the
    * outcomes of one resource settle in decision order, even within a batch.
    */
-  async #serialized<T>(resource: string, decide: () => Promise<Decided<T>>): Promise<T> {
+  async #serialized<T extends { kind: string; fence: bigint }>(
+    resource: string,
+    decide: () => Promise<Decided<T>>,
+  ): Promise<T> {
+    let locked!: () => void;
+    void this.phases.run('lock wait', () => new Promise<void>((resolve) => (locked = resolve)));
     const { acked } = await this.#lock.run(resource, async () => {
-      const { outcome, durable } = await decide();
+      locked();
+      const { outcome, durable, wrote } = await this.phases.run('decide', decide, describeOutcome);
       // Wrapped in an object so the lock does not wait for the fsync.
-      return { acked: durable.then(() => outcome) };
+      return { acked: this.phases.run('group commit', () => durable, describeBatch(wrote)).then(() => outcome) };
     });
     return acked;
   }

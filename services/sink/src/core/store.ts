@@ -22,6 +22,14 @@ export type StoreOp =
  * failed for good (fail-stop): every pending and later call rejects with
  * StoreFailedError, because in-memory state can no longer be trusted.
  */
+/** The synced batch (group commit) that a commit's ops were written in. */
+export interface JoinedBatch {
+  /** The batch's number: 1 for the store's first since it opened. */
+  readonly batch: number;
+  /** Ops in the whole batch, this commit's and others'. */
+  readonly ops: number;
+}
+
 export interface SinkStore {
   /** The latest fence, including committed-but-not-yet-durable changes. For use under the resource's lock. */
   fence(resource: string): Promise<FenceRecord | undefined>;
@@ -32,10 +40,15 @@ export interface SinkStore {
    * and resolves once they are durable (fsynced). Batches become durable in
    * the order they were committed. Rejects with StoreFailedError on I/O error.
    * All ops or none: ops that cannot be stored reject the whole call.
+   * Resolves with the synced batch the ops joined, undefined if there were none.
    */
-  commit(ops: readonly StoreOp[]): Promise<void>;
-  /** Resolves once everything committed before this call is durable; rejects if the store failed. */
-  settled(): Promise<void>;
+  commit(ops: readonly StoreOp[]): Promise<JoinedBatch | undefined>;
+  /**
+   * Resolves once everything committed before this call is durable, with
+   * the newest batch that was pending then (undefined if none); rejects if
+   * the store failed.
+   */
+  settled(): Promise<JoinedBatch | undefined>;
   /** The fence as durable state has it: a pending value is returned only after its batch is synced. */
   durableFence(resource: string): Promise<FenceRecord | undefined>;
   /** The result as durable state has it: a pending value is returned only after its batch is synced. */
