@@ -6,7 +6,7 @@ import { chaosCommand } from '@fencer/chaos';
 import { toxiproxyCommand } from '@fencer/toxiproxy';
 import { coordinatorCommand } from '@fencer/coordinator';
 import { sinkCommand } from '@fencer/sink';
-import { credentialsCommand, healthCommand } from '@fencer/supervisor';
+import { credentialsCommand, healthCommand, traceCommand } from '@fencer/supervisor';
 import { conformanceCommand } from '@fencer/conformance';
 import { demoCommand } from '@fencer/demo';
 import { workerCommand } from '@fencer/worker';
@@ -38,6 +38,7 @@ const program = new Command('fencer')
   .addCommand(chaosCommand())
   .addCommand(benchCommand())
   .addCommand(healthCommand())
+  .addCommand(traceCommand())
   .addCommand(inspectCommand())
   .addCommand(releaseCommand())
   .addCommand(credentialsCommand())

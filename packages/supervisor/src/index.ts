@@ -43,6 +43,7 @@ export {
 } from './replicas.js';
 export { sinkName, sinkProxyNames, sinkListen, sinkFlagValues, type SinkName, type SinkLinks } from './sinks.js';
 export { healthStatus, healthCommand } from './health.js';
+export { traceCommand, traceTrees, readSpanFiles } from './trace.js';
 export { reflect, reflectedServices, type ReflectionResponse } from './reflection.js';
 export {
   ensureCredentials,
