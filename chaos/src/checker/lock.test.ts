@@ -290,6 +290,17 @@ describe('the lock model', () => {
       { operations: [2, 3], first: 3, says: /\(L5\)/ },
     ],
     [
+      'an Acquire granted inside a lease that a slow Renew and a later-sent one extended',
+      (h) => {
+        h.acquire('a', 1, [0, 10]);
+        h.renew('a', 1, [60, 300]); // answered last; alone, valid until 160 at least
+        h.renew('a', 1, [70, 80], answer('a', 1, 150)); // a longer TTL
+        // Whichever took effect last did so after 70: valid until 170 at least.
+        h.acquire('b', 2, [150, 160]);
+      },
+      { operations: [3, 4], first: 4, says: /Renew #3 \(a\) made that lease valid for 100 ms.*answered 10 ms before/ },
+    ],
+    [
       'a violation after a legal stretch is found from the state that stretch ended in',
       (h) => {
         h.acquire('a', 1, [0, 10]);

@@ -22,14 +22,16 @@
 // only rises (L3, F4), so the grants still have one order of rising tokens.
 //
 // Time: the coordinator starts a lease's TTL on its own clock when it grants
-// or renews (L1), which is after the call was sent. So a lease is certainly
-// valid until its call's sending plus its TTL (less, if the coordinator's
-// clock may run fast: coordinatorClock), and only a grant that must fall
-// inside that window breaks L2. Unknown outcomes may or may not have
-// taken effect. The search tries both only where the effect can explain a
-// later answer: an Acquire whose token a replay revealed, or a Release. It
-// leaves out every other unknown call, whose effect could only make the
-// model stricter.
+// or renews (L1), which is after the call was sent, and after every call
+// that took effect before it. So a lease is certainly valid until the
+// latest sending among its grant and the renewals placed so far plus its
+// TTL (less, if the coordinator's clock may run fast: coordinatorClock),
+// and only a grant that must fall inside that window breaks L2.
+//
+// Unknown outcomes may or may not have taken effect. The search tries both
+// only where the effect can explain a later answer: an Acquire whose token
+// a replay revealed, or a Release. It leaves out every other unknown call,
+// whose effect could only make the model stricter.
 import { groupBy, holderOf, named, responseOf, text, tokenOf, type Grant } from './fields.js';
 import type { Operation } from './history.js';
 import type { Unchecked, Violation } from './round.js';
@@ -85,7 +87,7 @@ interface Lease {
   readonly holder: string;
   readonly token: bigint;
   readonly grantedBy: Operation;
-  /** The grant or the last renewal, and until when it makes the lease certainly valid (ms, shared clock). */
+  /** The grant or renewal sent last among those placed, and until when the lease is therefore certainly valid (ms, shared clock). */
   readonly validBy: Operation;
   readonly validUntilMs: number;
   readonly releasedBy?: Operation;
@@ -136,10 +138,11 @@ function place(s: MutexState, c: LeaseCall, fromMs: number): { state: MutexState
       const l = s.lease;
       // L4: a released lease is over and cannot be renewed. L5: releasing it again is allowed.
       if (l?.holder !== c.holder || l.token !== c.token || (c.kind === 'renew' && l.releasedBy)) return 'not-latest';
+      // L1: a renewal takes effect after every call placed before it, so
+      // the TTL runs from the latest sending among them, not only its own.
+      const validBy = c.op.invokedMs >= l.validBy.invokedMs ? c.op : l.validBy;
       const lease: Lease =
-        c.kind === 'renew'
-          ? { ...l, validBy: c.op, validUntilMs: c.op.invokedMs + c.ttlMs }
-          : { ...l, releasedBy: c.op };
+        c.kind === 'renew' ? { ...l, validBy, validUntilMs: validBy.invokedMs + c.ttlMs } : { ...l, releasedBy: c.op };
       return { state: { ...s, lease }, atMs: fromMs };
     }
   }
