@@ -23,7 +23,7 @@ import {
 } from '@fencer/proto';
 import { fencerBin, spawnReady, stopChild, type ReadyChild } from '@fencer/supervisor';
 import type { Progress } from './progress.js';
-import { markdownTable } from './report.js';
+import { markdownTable } from '@fencer/common';
 import { runDirectory } from './run.js';
 
 /** What `fencer bench --coordinator-memory` runs with. */

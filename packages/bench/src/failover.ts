@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { CoordinatorConnection } from '@fencer/client';
 import { spawnLogged, stopChild, type ReadyChild } from '@fencer/supervisor';
 import type { Progress } from './progress.js';
-import { markdownTable, median } from './report.js';
+import { markdownTable } from '@fencer/common';
+import { median } from './report.js';
 import { BENCH_WORKER, benchCoordinatorArgs, etcdStoreArgs, untilLeading, type Targets } from './targets.js';
 
 /** The failover row's `--cases` id: not one of CASES, whose closed loop it does not fit. */

@@ -16,7 +16,8 @@ import { fencerBin, spawnReady, stopChild, type ReadyChild } from '@fencer/super
 import { startToxiproxy, type RunningToxiproxy } from '@fencer/toxiproxy';
 import { LatencyHistogram } from './measure.js';
 import type { Progress } from './progress.js';
-import { markdownTable, median } from './report.js';
+import { markdownTable } from '@fencer/common';
+import { median } from './report.js';
 import { runDirectory } from './run.js';
 
 /** What `fencer bench --proxy-overhead` runs with. */

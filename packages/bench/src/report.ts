@@ -3,6 +3,7 @@
 // ratio from cases measured side by side, then the median of those), and
 // the tables, as Markdown so they paste into the README as they are.
 import type { BenchCase, RatioDefinition } from './cases.js';
+import { markdownTable } from '@fencer/common';
 import { BENCH_PROCESS, type Measurement } from './measure.js';
 
 /** A measurement with where it belongs in the run. */
@@ -90,19 +91,6 @@ export function ratios(
       return { concurrency, median: perRepetition.length > 0 ? median(perRepetition) : null, perRepetition };
     }),
   }));
-}
-
-/** A Markdown table with its columns padded, right-aligned where `right[i]`. */
-export function markdownTable(
-  header: readonly string[],
-  rows: readonly (readonly string[])[],
-  right: readonly boolean[],
-) {
-  const widths = header.map((cell, i) => Math.max(cell.length, 3, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: readonly string[]) =>
-    `| ${cells.map((cell, i) => (right[i] ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join(' | ')} |`;
-  const rule = `| ${widths.map((width, i) => (right[i] ? `${'-'.repeat(width - 1)}:` : '-'.repeat(width))).join(' | ')} |`;
-  return [line(header), rule, ...rows.map(line)].join('\n');
 }
 
 const fixed = (value: number, digits: number) => value.toFixed(digits);

@@ -8,3 +8,4 @@ export { unreachable, settleAll } from './outcomes.js';
 export { prng } from './prng.js';
 export { StoreFailedError, NotLeaderError } from './storage.js';
 export { UINT64_MAX } from './uint64.js';
+export { markdownTable } from './markdown-table.js';

@@ -3,6 +3,7 @@
 // without a collector to look at them in.
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
+import { markdownTable } from '@fencer/common';
 import { positiveInteger, type SpanLine } from '@fencer/server-kit';
 
 /** The spans of `files`, every line checked; throws naming the file and line of a bad one. */
@@ -61,19 +62,86 @@ export function traceTrees(spans: readonly SpanLine[]): string[][] {
   });
 }
 
+/** The median and 99th percentile of `values`, nearest rank. */
+function percentiles(values: readonly number[]): { p50: number; p99: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+  return { p50: at(0.5), p99: at(0.99) };
+}
+
+/**
+ * Where the time of the traces whose root span's name contains `name` goes:
+ * one row per span name and process under such roots (the root's own row
+ * first), in the order they start, with how many there were and their
+ * median and 99th-percentile durations.
+ */
+export function traceSummary(spans: readonly SpanLine[], name: string | undefined): string[][] {
+  const byId = new Map(spans.map((span) => [span.spanId, span]));
+  /** The span's root and how deep under it the span sits. */
+  const rootOf = (span: SpanLine): { root: SpanLine; depth: number } => {
+    let at = span;
+    let depth = 0;
+    for (let parent = byId.get(at.parentSpanId ?? ''); parent !== undefined; parent = byId.get(at.parentSpanId ?? '')) {
+      at = parent;
+      depth += 1;
+    }
+    return { root: at, depth };
+  };
+  const rows = new Map<
+    string,
+    { service: string; name: string; depth: number; durations: number[]; offsets: number[] }
+  >();
+  for (const span of spans) {
+    const { root, depth } = rootOf(span);
+    if (name !== undefined && !root.name.includes(name)) continue;
+    const key = `${span.service}\u0000${span.name}\u0000${span.kind}`;
+    const row = rows.get(key) ?? { service: span.service, name: span.name, depth, durations: [], offsets: [] };
+    row.durations.push(span.durationUs);
+    row.offsets.push(span === root ? -1 : span.startUs - root.startUs);
+    rows.set(key, row);
+  }
+  return (
+    [...rows.values()]
+      .map((row) => ({ ...row, at: percentiles(row.offsets).p50, ...percentiles(row.durations) }))
+      // Starts are whole milliseconds: a parent and its first child often tie.
+      .sort((a, b) => a.at - b.at || a.depth - b.depth)
+      .map((row) => [
+        `${'  '.repeat(row.depth)}${row.name}`,
+        row.service,
+        String(row.durations.length),
+        (row.p50 / 1000).toFixed(3),
+        (row.p99 / 1000).toFixed(3),
+      ])
+  );
+}
+
 export function traceCommand(): Command {
   return new Command('trace')
     .description('print the traces in span files written by --trace-file (one per process) as trees')
     .argument('<file...>', "span files, e.g. the coordinator's and the sink's")
     .addOption(new Option('--name <text>', "only traces whose first span's name contains this (e.g. Acquire)"))
     .addOption(new Option('--last <n>', 'only the last n traces').argParser(positiveInteger))
-    .action((files: string[], options: { name?: string; last?: number }) => {
+    .addOption(
+      new Option(
+        '--summary',
+        'instead of trees: per span, how many and their p50 and p99 durations (a Markdown table)',
+      ),
+    )
+    .action((files: string[], options: { name?: string; last?: number; summary?: boolean }) => {
       let spans: SpanLine[];
       try {
         spans = readSpanFiles(files);
       } catch (error) {
         process.stderr.write(`fencer trace: ${(error as Error).message}\n`);
         process.exitCode = 1;
+        return;
+      }
+      if (options.summary) {
+        const rows = traceSummary(spans, options.name);
+        process.stdout.write(
+          markdownTable(['span', 'process', 'count', 'p50 ms', 'p99 ms'], rows, [false, false, true, true, true]) +
+            '\n',
+        );
         return;
       }
       let trees = traceTrees(spans).filter((lines) => options.name === undefined || lines[0]!.includes(options.name));

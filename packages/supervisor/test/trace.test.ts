@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { SpanLine } from '@fencer/server-kit';
 import { runFencer, tempDir } from '@fencer/testkit';
-import { readSpanFiles, traceTrees } from '../src/trace.js';
+import { readSpanFiles, traceSummary, traceTrees } from '../src/trace.js';
 
 const span = (service: string, spanId: string, parentSpanId: string | undefined, name: string, startUs: number) => ({
   service,
@@ -53,6 +53,22 @@ describe('fencer trace', () => {
     } finally {
       dir.remove();
     }
+  });
+
+  it('--summary: per span under the chosen roots, how many and their median and p99, parents before children', () => {
+    const trace = (id: string, at: number, advanceUs: number) => [
+      { ...span('c', `${id}a`, undefined, 'Acquire', at), traceId: id },
+      { ...span('c', `${id}b`, `${id}a`, 'advance fence', at), traceId: id, durationUs: advanceUs },
+      { ...span('c', `${id}r`, undefined, 'Release', at + 5_000), traceId: `${id}-release` },
+    ];
+    const rows = traceSummary(
+      [...trace('t1', 0, 100), ...trace('t2', 10_000, 300), ...trace('t3', 20_000, 200)],
+      'Acquire',
+    );
+    expect(rows).toEqual([
+      ['Acquire', 'c', '3', '0.500', '0.500'],
+      ['  advance fence', 'c', '3', '0.200', '0.300'],
+    ]);
   });
 
   it('refuses a file that is not a span file, naming it and the line, with exit 1', async () => {
