@@ -608,6 +608,33 @@ export const RATIOS: readonly RatioDefinition[] = Object.freeze([
   { title: 'Renew / raw unary echo', numerator: 'renew', denominator: 'echo-unary' },
 ]);
 
+/**
+ * What the bench is held to (issue 23): a same-run ratio at one
+ * concurrency, of throughput (higher is better) or of p50 latency (lower
+ * is better), against a bound.
+ */
+export interface Goal extends RatioDefinition {
+  readonly concurrency: number;
+  readonly measure: 'throughput' | 'p50';
+  /** The ratio must be at least this (throughput) or at most this (p50). */
+  readonly bound: number;
+}
+
+const ratio = (numerator: string, denominator: string): RatioDefinition =>
+  RATIOS.find((r) => r.numerator === numerator && r.denominator === denominator)!;
+const lockCycle = ratio('acquire-release', 'etcd-lock');
+const fencedTxn = ratio('sink-write', 'etcd-txn');
+
+export const GOALS: readonly Goal[] = Object.freeze([
+  { ...lockCycle, concurrency: 1, measure: 'throughput', bound: 1.0 },
+  { ...lockCycle, concurrency: 64, measure: 'throughput', bound: 1.5 },
+  { ...fencedTxn, concurrency: 1, measure: 'throughput', bound: 0.85 },
+  { ...fencedTxn, title: 'sink Write p50 / etcd fenced txn p50', concurrency: 1, measure: 'p50', bound: 1.15 },
+  { ...fencedTxn, concurrency: 64, measure: 'throughput', bound: 1.2 },
+  { ...ratio('renew', 'echo-unary'), concurrency: 64, measure: 'throughput', bound: 0.9 },
+  { ...ratio('sink-write-stream', 'etcd-txn'), concurrency: 64, measure: 'throughput', bound: 3.0 },
+] satisfies Goal[]);
+
 /** Sink Write across each sink count over the fewest of `sinkCounts`, measured side by side: the scaling factor. */
 export function shardedRatios(sinkCounts: readonly number[]): RatioDefinition[] {
   const [fewest, ...more] = [...sinkCounts].sort((a, b) => a - b);

@@ -12,7 +12,7 @@ import { ConfigError, configuredCommand, positiveInteger, whenParentGone } from 
 import { CASES, SHARDED_CASE, SHARDED_CONCURRENCY } from './cases.js';
 import { FAILOVER_CASE, failoverTable } from './failover.js';
 import { progressOn } from './progress.js';
-import { casesTable, ratiosTable } from './report.js';
+import { casesTable, goalsTable, ratiosTable } from './report.js';
 import { coordinatorMemoryText, runCoordinatorMemory } from './coordinator-memory.js';
 import { memoryText, runMemory, type MemoryConfig } from './memory.js';
 import { proxyOverheadText, runProxyOverhead } from './proxy-overhead.js';
@@ -225,6 +225,8 @@ function text(report: BenchReport): string {
     casesTable(report.summary),
     '',
     ratiosTable(report.ratios, report.concurrencies),
+    '',
+    goalsTable(report.goals),
     '',
     ...(report.failover ? [failoverTable(report.failover), ''] : []),
     'Medians over repetitions; a ratio is of throughputs measured in the same repetition, then the median of those.',

@@ -4,6 +4,8 @@ export { benchCommand } from './command.js';
 export {
   CASES,
   RATIOS,
+  GOALS,
+  type Goal,
   shardedRatios,
   type BenchCase,
   type OpenCase,

@@ -1,8 +1,8 @@
 // The arithmetic of the tables: medians, and ratios that only ever divide
 // figures measured in the same repetition.
 import { describe, expect, it } from 'vitest';
-import { median, ratios, ratiosTable, summarize, type RecordedMeasurement } from './report.js';
-import type { BenchCase } from './cases.js';
+import { goalResults, goalsTable, median, ratios, ratiosTable, summarize, type RecordedMeasurement } from './report.js';
+import type { BenchCase, Goal } from './cases.js';
 
 const measured = (id: string, repetition: number, concurrency: number, opsPerSecond: number): RecordedMeasurement => ({
   case: id,
@@ -70,5 +70,44 @@ describe('summarize', () => {
     expect(conc1).toMatchObject({ case: 'a', concurrency: 1, operations: 600, opsPerSecond: 200, p50Ms: 5 });
     expect(conc1!.cpuUsPerOp).toEqual({ server: 20, bench: 1 });
     expect(conc4).toMatchObject({ case: 'a', concurrency: 4, operations: 50 });
+  });
+});
+
+describe('goals (issue 23)', () => {
+  const goal = (measure: Goal['measure'], bound: number, concurrency = 1): Goal => ({
+    title: `a / b ${measure}`,
+    numerator: 'a',
+    denominator: 'b',
+    concurrency,
+    measure,
+    bound,
+  });
+  // a is 1.5x b's throughput in both repetitions, so its p50 is 1/1.5 of b's.
+  const runs = [measured('a', 1, 1, 150), measured('b', 1, 1, 100), measured('a', 2, 1, 300), measured('b', 2, 1, 200)];
+
+  it('holds a throughput goal at or above its bound, a p50 goal at or below it, and says which fell short', () => {
+    const results = goalResults(
+      runs,
+      [goal('throughput', 1.5), goal('throughput', 1.6), goal('p50', 0.7), goal('p50', 0.6), goal('throughput', 1, 64)],
+      2,
+    );
+    expect(results.map((r) => r.held)).toEqual([true, false, true, false, null]);
+    expect(results[2]!.measured.median).toBeCloseTo(1 / 1.5, 12);
+    const rows = goalsTable(results)
+      .split('\n')
+      .slice(2)
+      .map((row) =>
+        row
+          .split('|')
+          .map((cell) => cell.trim())
+          .slice(1, -1),
+      );
+    expect(rows).toEqual([
+      ['a / b throughput', '1', '1.50×', '≥ 1.50×', 'held'],
+      ['a / b throughput', '1', '1.50×', '≥ 1.60×', 'short'],
+      ['a / b p50', '1', '0.67×', '≤ 0.70×', 'held'],
+      ['a / b p50', '1', '0.67×', '≤ 0.60×', 'short'],
+      ['a / b throughput', '64', '–', '≥ 1.00×', 'not measured'],
+    ]);
   });
 });

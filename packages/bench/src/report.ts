@@ -2,7 +2,7 @@
 // repetitions per case and concurrency, same-run ratios (each repetition's
 // ratio from cases measured side by side, then the median of those), and
 // the tables, as Markdown so they paste into the README as they are.
-import type { BenchCase, RatioDefinition } from './cases.js';
+import type { BenchCase, Goal, RatioDefinition } from './cases.js';
 import { markdownTable } from '@fencer/common';
 import { BENCH_PROCESS, type Measurement } from './measure.js';
 
@@ -70,6 +70,28 @@ export function summarize(
   return summaries;
 }
 
+/**
+ * numerator / denominator of `pick` per repetition, both sides measured in
+ * the same repetition at `concurrency`: the ratios and their median.
+ */
+function sameRunRatio(
+  measurements: readonly RecordedMeasurement[],
+  definition: RatioDefinition,
+  concurrency: number,
+  repetitions: number,
+  pick: (measurement: Measurement) => number,
+): RatioAt {
+  const find = (id: string, repetition: number) =>
+    measurements.find((m) => m.case === id && m.concurrency === concurrency && m.repetition === repetition);
+  const perRepetition: number[] = [];
+  for (let repetition = 1; repetition <= repetitions; repetition++) {
+    const numerator = find(definition.numerator, repetition);
+    const denominator = find(definition.denominator, repetition);
+    if (numerator && denominator) perRepetition.push(pick(numerator) / pick(denominator));
+  }
+  return { concurrency, median: perRepetition.length > 0 ? median(perRepetition) : null, perRepetition };
+}
+
 /** Throughput ratios per repetition (both sides from the same repetition), and their median. */
 export function ratios(
   measurements: readonly RecordedMeasurement[],
@@ -77,20 +99,37 @@ export function ratios(
   concurrencies: readonly number[],
   repetitions: number,
 ): RatioSummary[] {
-  const find = (id: string, concurrency: number, repetition: number) =>
-    measurements.find((m) => m.case === id && m.concurrency === concurrency && m.repetition === repetition);
   return definitions.map((definition) => ({
     ...definition,
-    byConcurrency: concurrencies.map((concurrency) => {
-      const perRepetition: number[] = [];
-      for (let repetition = 1; repetition <= repetitions; repetition++) {
-        const numerator = find(definition.numerator, concurrency, repetition);
-        const denominator = find(definition.denominator, concurrency, repetition);
-        if (numerator && denominator) perRepetition.push(numerator.opsPerSecond / denominator.opsPerSecond);
-      }
-      return { concurrency, median: perRepetition.length > 0 ? median(perRepetition) : null, perRepetition };
-    }),
+    byConcurrency: concurrencies.map((concurrency) =>
+      sameRunRatio(measurements, definition, concurrency, repetitions, (m) => m.opsPerSecond),
+    ),
   }));
+}
+
+/** A goal as measured: its same-run ratio, and whether it held (null when a side was not measured). */
+export interface GoalResult extends Goal {
+  readonly measured: RatioAt;
+  readonly held: boolean | null;
+}
+
+export function goalResults(
+  measurements: readonly RecordedMeasurement[],
+  goals: readonly Goal[],
+  repetitions: number,
+): GoalResult[] {
+  return goals.map((goal) => {
+    const measured = sameRunRatio(measurements, goal, goal.concurrency, repetitions, (m) =>
+      goal.measure === 'throughput' ? m.opsPerSecond : m.p50Ms,
+    );
+    const held =
+      measured.median === null
+        ? null
+        : goal.measure === 'throughput'
+          ? measured.median >= goal.bound
+          : measured.median <= goal.bound;
+    return { ...goal, measured, held };
+  });
 }
 
 const fixed = (value: number, digits: number) => value.toFixed(digits);
@@ -124,5 +163,20 @@ export function ratiosTable(summaries: readonly RatioSummary[], concurrencies: r
       ...r.byConcurrency.map((at) => (at.median === null ? '–' : `${fixed(at.median, 2)}×`)),
     ]),
     [false, ...concurrencies.map(() => true)],
+  );
+}
+
+/** Each goal with its measured median ratio and whether it held: the gap, in one run. */
+export function goalsTable(results: readonly GoalResult[]): string {
+  return markdownTable(
+    ['goal (same-run ratio)', 'conc', 'measured', 'goal', 'held?'],
+    results.map((r) => [
+      r.title,
+      String(r.concurrency),
+      r.measured.median === null ? '–' : `${fixed(r.measured.median, 2)}×`,
+      `${r.measure === 'throughput' ? '≥' : '≤'} ${fixed(r.bound, 2)}×`,
+      r.held === null ? 'not measured' : r.held ? 'held' : 'short',
+    ]),
+    [false, true, true, true, false],
   );
 }

@@ -15,6 +15,7 @@ import { ConfigError } from '@fencer/server-kit';
 import {
   CASES,
   RATIOS,
+  GOALS,
   SHARDED_CASE,
   shardedRatios,
   shardedWriteCase,
@@ -24,7 +25,15 @@ import {
 import { FAILOVER_CASE, runFailover, type FailoverReport } from './failover.js';
 import { measure, type Measurement } from './measure.js';
 import type { Progress } from './progress.js';
-import { ratios, summarize, type CaseSummary, type RatioSummary, type RecordedMeasurement } from './report.js';
+import {
+  goalResults,
+  ratios,
+  summarize,
+  type CaseSummary,
+  type GoalResult,
+  type RatioSummary,
+  type RecordedMeasurement,
+} from './report.js';
 import { startTargets } from './targets.js';
 
 /** What `fencer bench` runs with. */
@@ -62,6 +71,8 @@ export interface BenchReport {
   readonly measurements: readonly RecordedMeasurement[];
   readonly summary: readonly CaseSummary[];
   readonly ratios: readonly RatioSummary[];
+  /** Issue 23's goals, each held or short in this run. */
+  readonly goals: readonly GoalResult[];
   /** The failover row; null when it was not asked for or there is no etcd. */
   readonly failover: FailoverReport | null;
 }
@@ -149,6 +160,7 @@ export async function runBench(config: BenchConfig, progress: Progress, signal: 
       measurements,
       summary: summarize(measurements, cases, concurrencies),
       ratios: ratios(measurements, [...RATIOS, ...shardedRatios(config.sinks)], concurrencies, config.repetitions),
+      goals: goalResults(measurements, GOALS, config.repetitions),
       failover: failoverReport,
     };
   } finally {

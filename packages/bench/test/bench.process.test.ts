@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fencerBin, isProcessAlive, processesMentioning } from '@fencer/supervisor';
 import { eventually, runFencer, tempDir } from '@fencer/testkit';
-import { CASES, RATIOS, shardedRatios } from '../src/index.js';
+import { CASES, GOALS, RATIOS, shardedRatios } from '../src/index.js';
 
 /** Sink Write across sinks, by its default --sinks 1,2: a case per sink count, at conc 64 whatever --concurrency says. */
 const SHARDED_IDS = ['sink-write-sharded-1', 'sink-write-sharded-2'];
@@ -31,6 +31,7 @@ interface Report {
     denominator: string;
     byConcurrency: { concurrency: number; median: number | null; perRepetition: number[] }[];
   }[];
+  goals: { numerator: string; concurrency: number; held: boolean | null }[];
   failover: {
     replicas: number;
     pids: number[];
@@ -107,6 +108,11 @@ describe('fencer bench', () => {
           if (at.concurrency === ranAt) expect(at.median).toBeGreaterThan(0);
         }
       }
+
+      // Issue 23's goals: judged where their cases ran (conc 1 here), "not measured" elsewhere.
+      expect(report.goals.map((g) => [g.numerator, g.concurrency, g.held === null])).toEqual(
+        GOALS.map((g) => [g.numerator, g.concurrency, g.concurrency !== 1]),
+      );
 
       // The failover row: each kill timed once a new leader granted (never before the kill, never past the bound).
       const failover = report.failover!;
