@@ -6,8 +6,9 @@
 // as not having happened when that would. Real-time order between
 // operations of different processes is trusted only beyond
 // `clockUncertaintyMs`, since each process reads the shared clock itself.
-import { groupBy, named, responseOf, tokenOf, type Grant } from './fields.js';
+import { firstOfEach, groupBy, named, responseOf, tokenOf, type Grant } from './fields.js';
 import type { FaultPeriod, FinalState, History, Operation, StoredResult } from './history.js';
+import { breaksOrder, distinctPayloads, lostWrite, staleUnder } from './invariants.js';
 import { checkLock, type Period } from './lock.js';
 import { callOf, callsOf, writesOf, type Call } from './records.js';
 import type { Unchecked, Violation } from './round.js';
@@ -232,7 +233,7 @@ function checkFenceOrder(
     const latestWrite = highestBefore(resourceWrites, (w) => w.op.completedMs);
     for (const w of resourceWrites) {
       const grant = latestGrant(w.op.invokedMs - margin);
-      if (grant && w.token < grant.token) {
+      if (grant && staleUnder(w.token, grant.token)) {
         flag(
           'S3',
           `${resource}: ${named(w.op)} with token ${w.token} was accepted, though the grant of token ${grant.token} to ${grant.holder} (${named(grant.op)}) was acknowledged before it was sent`,
@@ -240,7 +241,7 @@ function checkFenceOrder(
         );
       }
       const earlier = latestWrite(w.op.invokedMs - margin);
-      if (earlier && w.token < earlier.token) {
+      if (earlier && breaksOrder(w.token, earlier.token)) {
         flag(
           'S4',
           `${resource}: ${named(w.op)} with token ${w.token} was accepted after ${named(earlier.op)} with token ${earlier.token} had been`,
@@ -256,7 +257,7 @@ function checkFenceOrder(
   for (const [resource, same] of groupBy(acknowledged, (a) => a.resource)) {
     const fence = final.fences[resource];
     const top = same.reduce((a, b) => (b.token > a.token ? b : a));
-    if (fence !== undefined && tokenOf(fence) < top.token) {
+    if (fence !== undefined && staleUnder(tokenOf(fence), top.token)) {
       flag(
         'S3',
         `${resource}: the final fence ${fence} is below token ${top.token}, acknowledged by ${named(top.op)}`,
@@ -302,7 +303,7 @@ function checkStored(
           ops(writers),
         );
       } else if (origins.length === 0) {
-        const list = firstOfEach(sameToken, (w) => w.payload);
+        const list = distinctPayloads(sameToken);
         flag(
           'S6',
           `${where(resource, resultId)}: the sink holds ${quoted(stored.payload)} under token ${token}, but the writes under that token sent ${list.map((w) => `${quoted(w.payload)} (${named(w.op)})`).join(', ')}`,
@@ -312,7 +313,7 @@ function checkStored(
         const earliest = origins.reduce((a, b) => (b.op.invokedMs < a.op.invokedMs ? b : a));
         const grant = latestGrant(earliest.op.invokedMs - margin);
         // An acknowledged origin sent that late is already reported as such.
-        if (grant && token < grant.token && origins.every((w) => w.op.outcome.type !== 'ok')) {
+        if (grant && staleUnder(token, grant.token) && origins.every((w) => w.op.outcome.type !== 'ok')) {
           flag(
             'S3',
             `${where(resource, resultId)}: the sink holds a result under token ${token}, sent only by writes sent after the grant of token ${grant.token} to ${grant.holder} (${named(grant.op)}) was acknowledged: ${origins.map((w) => named(w.op)).join(', ')}`,
@@ -347,14 +348,14 @@ function checkResults(
     const stored = storedOf(w.resource, w.resultId);
     if (stored === undefined) continue;
     const ack = `${named(w.op)} was acknowledged ${w.replayed ? 'REPLAYED' : 'APPLIED'} under token ${w.token} with ${quoted(w.payload)}`;
+    const lost = lostWrite(w, stored);
+    if (!lost) continue;
     const problem = !stored
       ? 'nothing'
-      : stored.payload !== w.payload
+      : lost === 'payload'
         ? quoted(stored.payload)
-        : w.replayed
-          ? tokenOf(stored.token) > w.token && `it under the higher token ${stored.token}`
-          : tokenOf(stored.token) !== w.token && `it under token ${stored.token}`;
-    if (problem) flag('S5', `${where(w.resource, w.resultId)}: ${ack}, but the sink now holds ${problem}`, [w.op]);
+        : `it under ${w.replayed ? 'the higher ' : ''}token ${stored.token}`;
+    flag('S5', `${where(w.resource, w.resultId)}: ${ack}, but the sink now holds ${problem}`, [w.op]);
   }
 
   const reads = calls.filter((c) => c.op.method === 'Read');
@@ -386,7 +387,7 @@ function checkResults(
     const { resource, resultId } = same[0]!;
     const key = where(resource, resultId);
     const stored = storedOf(resource, resultId);
-    const payloads = firstOfEach(same, (s) => s.payload);
+    const payloads = distinctPayloads(same);
     // An acknowledged write that differs from the end alone is S5's
     // finding; a read that does is this one's (or S5's if nothing is left).
     const readAgainstEnd =
@@ -429,16 +430,6 @@ function highestBefore<T extends { readonly token: bigint }>(items: readonly T[]
     }
     return lo === 0 ? undefined : best[lo - 1];
   };
-}
-
-/** The first item (in the given order) of each distinct `by` value. */
-function firstOfEach<T>(items: readonly T[], by: (item: T) => string): T[] {
-  if (items.length < 2) return [...items];
-  const seen = new Set<string>();
-  return items.filter((item) => {
-    const k = by(item);
-    return !seen.has(k) && seen.add(k);
-  });
 }
 
 const ops = (items: readonly { readonly op: Operation }[]) => items.map((item) => item.op);

@@ -37,3 +37,13 @@ export function groupBy<T>(items: readonly T[], by: (item: T) => string): Map<st
   }
   return groups;
 }
+
+/** The first item (in the given order) of each distinct `by` value. */
+export function firstOfEach<T>(items: readonly T[], by: (item: T) => string): T[] {
+  if (items.length < 2) return [...items];
+  const seen = new Set<string>();
+  return items.filter((item) => {
+    const k = by(item);
+    return !seen.has(k) && seen.add(k);
+  });
+}

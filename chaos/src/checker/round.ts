@@ -9,7 +9,8 @@
 // larger fence was acknowledged, and every accepted one is durable by then;
 // S4, a token-(t+1) result is never replaced by a token-t one; S5, an
 // acknowledged write stays readable with its bytes; S6, one result id holds
-// one payload.
+// one payload. Each judged with invariants.ts, as checkHistory judges them.
+import { distinctPayloads, lostWrite, type AcknowledgedWrite } from './invariants.js';
 
 /** A stored result as read back: its token and payload (decimal string, UTF-8). */
 export interface StoredValue {
@@ -79,8 +80,6 @@ export function checkRound(h: RoundHistory): Violation[] {
   const t = h.t.toString();
   const next = (h.t + 1n).toString();
   const where = (i: number) => `${h.resource} w-${i}`;
-  const holds = (value: StoredValue | undefined, token: string, payload: string) =>
-    value?.token === token && value.payload === payload;
 
   if (!('fence' in h.advance) || h.advance.fence !== next)
     flag('protocol', `${h.resource}: AdvanceFence(${next}) not acknowledged: ${JSON.stringify(h.advance)}`);
@@ -92,13 +91,16 @@ export function checkRound(h: RoundHistory): Violation[] {
     const successor = h.successor[i];
     const after = h.readAfterAdvance[i];
     const final = h.final[i];
+    // What each write would have stored, had the sink acknowledged it APPLIED.
+    const racingWrite: AcknowledgedWrite = { token: h.t, payload: racingPayload(h.t, i), replayed: false };
+    const successorWrite: AcknowledgedWrite = { token: h.t + 1n, payload: successorPayload(h.t, i), replayed: false };
     if (racing.outcome !== 'APPLIED' && racing.outcome !== 'STALE_TOKEN')
       flag('protocol', `${where(i)}: unexpected racing outcome ${racing.outcome}`);
     if (racing.outcome === 'STALE_TOKEN' && racing.fence !== next)
       flag('protocol', `${where(i)}: STALE_TOKEN with fence ${racing.fence}, expected ${next}`);
     // S3: an accepted token-t write was accepted before the advance, so it
     // is durable and visible once the advance is acknowledged...
-    if (racing.outcome === 'APPLIED' && !holds(after, t, racingPayload(h.t, i))) {
+    if (racing.outcome === 'APPLIED' && lostWrite(racingWrite, after)) {
       flag(
         'S3',
         `${where(i)}: APPLIED under ${t} but not stored when the advance to ${next} was acknowledged (read ${JSON.stringify(after)})`,
@@ -112,17 +114,18 @@ export function checkRound(h: RoundHistory): Violation[] {
       return;
     }
     // S6: one result_id, one payload.
-    if (racing.outcome === 'APPLIED' && successor.outcome === 'APPLIED')
+    const bothApplied = racing.outcome === 'APPLIED' && successor.outcome === 'APPLIED';
+    if (bothApplied && distinctPayloads([racingWrite, successorWrite]).length > 1)
       flag('S6', `${where(i)}: both the token-${t} and the token-${next} write were APPLIED`);
     if (successor.outcome !== (racing.outcome === 'APPLIED' ? 'RESULT_CONFLICT' : 'APPLIED')) {
       flag('protocol', `${where(i)}: successor write was ${successor.outcome} after a racing ${racing.outcome}`);
     }
     // S4/S5: an accepted token-(t+1) write is never replaced by a token-t
     // one, and every APPLIED write stays readable with its payload.
-    if (successor.outcome === 'APPLIED' && !holds(final, next, successorPayload(h.t, i))) {
+    if (successor.outcome === 'APPLIED' && lostWrite(successorWrite, final)) {
       flag('S4', `${where(i)}: the APPLIED token-${next} write was replaced; stored now ${JSON.stringify(final)}`);
     }
-    if (racing.outcome === 'APPLIED' && successor.outcome !== 'APPLIED' && !holds(final, t, racingPayload(h.t, i))) {
+    if (racing.outcome === 'APPLIED' && successor.outcome !== 'APPLIED' && lostWrite(racingWrite, final)) {
       flag('S5', `${where(i)}: APPLIED under ${t} but finally stored ${JSON.stringify(final)}`);
     }
   });
