@@ -1,5 +1,5 @@
 // The floors of the house (README, "Layout"): imports go down only.
-//   proto → common → server-kit | client → services → worker → supervisor → toxiproxy → bench → demo → conformance → chaos → cli
+//   proto → common | cli-kit → server-kit | client → services → worker → supervisor → toxiproxy → bench → demo → conformance → chaos → cli
 //   (testkit: test code only; interop: tests only; chaos/variants, the
 //   deliberately broken services: imported by tests only)
 // A floor may import any floor below it, never one above, and the two
@@ -11,6 +11,7 @@ const TEST = '(\\.test\\.ts$|/test/)';
 const floors = [
   ['proto', '^proto/'],
   ['common', '^packages/common/'],
+  ['cli-kit', '^packages/cli-kit/'],
   ['server-kit', '^packages/server-kit/'],
   ['client', '^packages/client/'],
   ['services', '^services/'],
@@ -45,10 +46,11 @@ module.exports = {
   forbidden: [
     ...downOnly,
     {
-      name: 'client-beside-server-kit',
-      comment: 'the worker library shares no code with the servers: workers must not need the server kit',
+      name: 'workers-without-server-kit',
+      comment:
+        'the worker library and `fencer worker` share no code with the servers: a worker needs no LevelDB, server logging or metrics; its command line comes from cli-kit',
       severity: 'error',
-      from: { path: '^packages/client/', pathNot: TEST },
+      from: { path: '^packages/(client|worker)/', pathNot: TEST },
       to: { path: '^packages/server-kit/' },
     },
     {
@@ -65,7 +67,7 @@ module.exports = {
       severity: 'error',
       from: { path: '^services/[^/]+/src/core/', pathNot: TEST },
       to: {
-        path: '(^|/)node_modules/(@grpc/|level/|classic-level/|abstract-level/|pino/|prom-client/|commander/)|^packages/server-kit/|^services/[^/]+/src/(adapters|grpc)/',
+        path: '(^|/)node_modules/(@grpc/|level/|classic-level/|abstract-level/|pino/|prom-client/|commander/)|^packages/(server-kit|cli-kit)/|^services/[^/]+/src/(adapters|grpc)/',
         dependencyTypesNot: ['type-only'],
       },
     },

@@ -13,7 +13,7 @@ import {
   readTokenFile,
   tlsOptions,
   type TlsFlags,
-} from '@fencer/server-kit';
+} from '@fencer/cli-kit';
 
 /** The flags every admin command shares, as commander parses them. */
 interface AdminFlags extends TlsFlags {

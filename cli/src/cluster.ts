@@ -13,7 +13,7 @@ import {
   hostPortList,
   positiveInteger,
   whenParentGone,
-} from '@fencer/server-kit';
+} from '@fencer/cli-kit';
 import { ClusterStartError, startCluster, type Cluster, type ClusterOptions } from '@fencer/supervisor';
 
 /** `fencer cluster`: the sink and the coordinator as supervised child processes. */

@@ -5,7 +5,7 @@
 // across a lost coordinator disk, S1/S3 against a rival.
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { joinHostPort, splitHostPort } from '@fencer/server-kit';
+import { joinHostPort, splitHostPort } from '@fencer/cli-kit';
 import {
   coordinatorArgs,
   sinkFlagValues,

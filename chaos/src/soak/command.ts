@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { ConfigError, configuredCommand, positiveInteger } from '@fencer/server-kit';
+import { ConfigError, configuredCommand, positiveInteger } from '@fencer/cli-kit';
 import { writeHistory } from '../history-export/json-lines.js';
 import { OPPORTUNITY_MEANINGS, opportunities, type Opportunities } from '../checker/opportunities.js';
 import { libfaketime } from '../nemesis/clock.js';

@@ -1,7 +1,8 @@
 // `fencer toxiproxy`: the fault proxy as a process, with the ready line,
 // JSON logs on stderr and a clean stop on SIGTERM/SIGINT.
 import { Command, Option } from 'commander';
-import { announceReady, configuredCommand, createLogger, hostPort, runUntilSignal } from '@fencer/server-kit';
+import { announceReady, configuredCommand, hostPort } from '@fencer/cli-kit';
+import { createLogger, runUntilSignal } from '@fencer/server-kit';
 import { startToxiproxy } from './server.js';
 
 /** A validated, frozen `fencer toxiproxy` configuration. */

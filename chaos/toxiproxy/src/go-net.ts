@@ -4,7 +4,7 @@
 // verbatim with status 500.
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { joinHostPort } from '@fencer/server-kit';
+import { joinHostPort } from '@fencer/cli-kit';
 
 /** An address the API cannot use; the message is Go's text, returned with status 500. */
 export class AddressError extends Error {

@@ -2,7 +2,8 @@
 // connections it accepted, and its toxics, which every live connection
 // follows as they are added, updated and removed.
 import { createServer, type AddressInfo, type Server } from 'node:net';
-import { joinHostPort, type Logger } from '@fencer/server-kit';
+import { joinHostPort } from '@fencer/cli-kit';
+import type { Logger } from '@fencer/server-kit';
 import { Connection } from './connection.js';
 import { AddressError, bindErrorText, formatTcpAddress, resolveTcpAddress } from './go-net.js';
 import { toxicJson, type ToxicSpec } from './toxic-spec.js';

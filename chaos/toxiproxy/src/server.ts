@@ -3,7 +3,8 @@
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { joinHostPort, listenAddress, silentLogger, StartupError, type Logger } from '@fencer/server-kit';
+import { joinHostPort, listenAddress, StartupError } from '@fencer/cli-kit';
+import { silentLogger, type Logger } from '@fencer/server-kit';
 import { apiHandler } from './api.js';
 import { ApiError } from './errors.js';
 import { decodePopulateBody } from './proxy-spec.js';

@@ -8,7 +8,7 @@
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { ConfigError, configuredCommand, positiveInteger, whenParentGone } from '@fencer/server-kit';
+import { ConfigError, configuredCommand, positiveInteger, whenParentGone } from '@fencer/cli-kit';
 import { CASES, SHARDED_CASE, SHARDED_CONCURRENCY } from './cases.js';
 import { FAILOVER_CASE, failoverTable } from './failover.js';
 import { progressOn } from './progress.js';

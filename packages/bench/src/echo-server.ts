@@ -3,7 +3,7 @@
 // supervisor is gone or sends SIGTERM. A process of its own, so its CPU per
 // operation is measured like the sink's and the coordinator's.
 import * as grpc from '@grpc/grpc-js';
-import { announceReady, whenParentGone } from '@fencer/server-kit';
+import { announceReady, whenParentGone } from '@fencer/cli-kit';
 import { ECHO_SERVICE, echoHandlers } from './echo.js';
 
 const server = new grpc.Server();

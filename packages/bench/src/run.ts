@@ -11,7 +11,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError } from '@fencer/server-kit';
+import { ConfigError } from '@fencer/cli-kit';
 import {
   CASES,
   RATIOS,

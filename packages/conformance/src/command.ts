@@ -9,10 +9,10 @@ import {
   configuredCommand,
   hostPortList,
   positiveInteger,
-  readCredentialsFile,
   tlsOptions,
   type TlsFlags,
-} from '@fencer/server-kit';
+} from '@fencer/cli-kit';
+import { readCredentialsFile } from '@fencer/server-kit';
 import { RULES, runChecks } from './checks.js';
 import { json, junit, table } from './report.js';
 import { Wire, type Callers, type Deployment } from './wire.js';

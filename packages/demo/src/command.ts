@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { Toxiproxy } from 'toxiproxy-node-client';
 import { CoordinatorConnection, SinkConnection } from '@fencer/client';
-import { configuredCommand, positiveInteger, whenParentGone } from '@fencer/server-kit';
+import { configuredCommand, positiveInteger, whenParentGone } from '@fencer/cli-kit';
 import {
   ClusterStartError,
   credentialToken,

@@ -10,7 +10,7 @@
 // bound) before a call exists, so no gRPC status can carry it.
 import { InvalidArgumentError, Option } from 'commander';
 import type { ServerOptions } from '@grpc/grpc-js';
-import { positiveInteger } from './cli-options.js';
+import { positiveInteger } from '@fencer/cli-kit';
 
 /** The connection bounds of a server; each has a `--max-...`-style flag. */
 export interface ConnectionLimits {

@@ -10,8 +10,8 @@ import { Level } from 'level';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { damageWriteAheadLog, dataDirSnapshot } from '@fencer/testkit';
+import { StartupError } from '@fencer/cli-kit';
 import { openLevelDb, type DataService } from './level-db.js';
-import { StartupError } from './startup-error.js';
 
 const root = mkdtempSync(join(tmpdir(), 'fencer-level-db-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -8,9 +8,9 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { Level } from 'level';
+import { StartupError } from '@fencer/cli-kit';
 import { findDamage } from './level-damage.js';
 import type { Logger } from './log.js';
-import { StartupError } from './startup-error.js';
 
 /** Services that keep a data directory. */
 export type DataService = 'sink' | 'coordinator';

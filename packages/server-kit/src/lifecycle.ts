@@ -1,15 +1,10 @@
-// How a server process lives and dies: one JSON ready line on stdout, logs
-// on stderr, a clean stop on SIGTERM/SIGINT, the credentials file read again
-// on SIGHUP, a one-line message and exit 1 when it cannot start or its
-// storage fails.
+// How a server process lives and dies: logs on stderr, a clean stop on
+// SIGTERM/SIGINT or when its supervisor is gone, the credentials file read
+// again on SIGHUP, a one-line message and exit 1 when it cannot start or
+// its storage fails. (Its ready line is cli-kit's announceReady.)
+import { ConfigError, StartupError, whenParentGone } from '@fencer/cli-kit';
 import type { Logger } from './log.js';
-import { ConfigError, type CredentialsReload } from './server-config.js';
-import { StartupError } from './startup-error.js';
-
-/** Prints the ready line tools wait for (spawnReady reads it): {"event":"ready","service":...,"address":...}. */
-export function announceReady(service: string, address: string, extra: Record<string, string> = {}): void {
-  process.stdout.write(JSON.stringify({ event: 'ready', service, address, ...extra }) + '\n');
-}
+import type { CredentialsReload } from './server-config.js';
 
 /** What runUntilSignal runs: anything with a stop that resolves once it is stopped. */
 export interface Stoppable {
@@ -41,28 +36,6 @@ export function logCredentialsReload(log: Logger, outcome: CredentialsReload): v
  * once, except a coordinator's Acquire waiting on its sink (2 s by default).
  */
 export const FAIL_STOP_GRACE_MS = 5_000;
-
-/** The environment variable a supervisor sets when it holds the write end of the child's stdin. */
-export const STOP_WITH_PARENT_ENV = 'FENCER_STOP_WITH_PARENT';
-
-/**
- * Calls `onGone` once when the supervising process is gone, if it asked for
- * that (STOP_WITH_PARENT_ENV=1): it holds the write end of our stdin and
- * never writes, so end-of-file there means it died, even by SIGKILL, which
- * no signal handler of its own could have passed on. Otherwise does nothing.
- */
-export function whenParentGone(onGone: () => void): void {
-  if (process.env[STOP_WITH_PARENT_ENV] !== '1') return;
-  let called = false;
-  const once = () => {
-    if (called) return;
-    called = true;
-    onGone();
-  };
-  process.stdin.once('end', once);
-  process.stdin.once('error', once);
-  process.stdin.resume();
-}
 
 /**
  * Runs a server until SIGTERM/SIGINT (or its supervisor is gone, see whenParentGone), then stops it and exits 0 (1 if the

@@ -8,11 +8,10 @@
 // those for HTTP/2 floods included (told by http2-sessions.ts).
 import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
-import { joinHostPort } from './cli-options.js';
+import { joinHostPort, StartupError } from '@fencer/cli-kit';
 import type { SessionError } from './http2-sessions.js';
 import { RepeatLimiter, type Logger } from './log.js';
 import { connectionsClosed, connectionsOpen, connectionsRefused, http2SessionErrors } from './metrics.js';
-import { StartupError } from './startup-error.js';
 
 /** How many connections a listener holds at once. */
 export interface ListenerBounds {

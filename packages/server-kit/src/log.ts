@@ -1,7 +1,7 @@
 import { format } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { pino, type Logger } from 'pino';
-import { ConfigError } from './server-config.js';
+import { ConfigError } from '@fencer/cli-kit';
 
 /** pino's logger: JSON lines, `log.info({ field }, 'message')`. */
 export type { Logger };

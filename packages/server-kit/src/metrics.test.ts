@@ -1,8 +1,8 @@
 // serveMetrics as a scraper meets it: GET /metrics in Prometheus text, any
 // number of endpoints over one process's life, a taken address as StartupError.
 import { describe, expect, it } from 'vitest';
+import { StartupError } from '@fencer/cli-kit';
 import { registry, rpcCalls, rpcCallsOpen, serveMetrics } from './metrics.js';
-import { StartupError } from './startup-error.js';
 
 describe('serveMetrics', () => {
   it('serves /metrics with the RPC and process metrics, and only /metrics', async () => {

@@ -2,8 +2,7 @@
 import { createServer } from 'node:http';
 import * as grpc from '@grpc/grpc-js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { joinHostPort, listenAddress } from './cli-options.js';
-import { StartupError } from './startup-error.js';
+import { joinHostPort, listenAddress, StartupError } from '@fencer/cli-kit';
 
 /** The `service` label of a service's metrics: fencing.v1.Sink → sink. */
 export function serviceLabel(serviceName: string): string {

@@ -1,9 +1,9 @@
 // What every `fencer` server reads the same way: the address, the data
 // directory, how callers authenticate (A1/A2: credentials or an explicit
-// --insecure), metrics, and strict parsing of boolean environment variables.
-import { readFileSync } from 'node:fs';
+// --insecure) and metrics.
 import type { Metadata } from '@grpc/grpc-js';
-import { Command, Option } from 'commander';
+import { Option } from 'commander';
+import { ConfigError, hostPort, tlsOptions } from '@fencer/cli-kit';
 import {
   credentialsAuthenticator,
   CredentialsError,
@@ -15,11 +15,6 @@ import {
   type Principal,
   type Role,
 } from './auth.js';
-import { hostPort } from './cli-options.js';
-import { ConfigError } from './config-error.js';
-import { tlsOptions } from './tls-config.js';
-
-export { ConfigError };
 
 /** What a credentials file must hold besides valid entries, e.g. a coordinator credential at the sink (A1). */
 export interface CredentialsRule {
@@ -137,22 +132,6 @@ export function authenticatorFor(auth: ServerAuth): ReloadableAuthenticator {
 }
 
 /**
- * The bearer token in a client's --token-file (surrounding whitespace
- * ignored). Throws ConfigError when it cannot be read or is empty.
- */
-export function readTokenFile(file: string): string {
-  try {
-    const token = readFileSync(file, 'utf8').trim();
-    if (token) return token;
-  } catch (error) {
-    throw new ConfigError(
-      `cannot read --token-file ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
-    );
-  }
-  throw new ConfigError(`--token-file ${file} is empty`);
-}
-
-/**
  * The options every server shares, each also settable as `<envPrefix>_<NAME>`:
  * --listen, --data, --repair, --credentials, --insecure, --tls-cert, --tls-key,
  * --tls-ca (read with serverTls), --metrics, --trace-file.
@@ -185,51 +164,4 @@ export function serverOptions(envPrefix: string, defaults: { listen: string; dat
       'append OpenTelemetry spans to this file as JSON lines (without it, the OTEL_* variables may export them over OTLP)',
     ).env(`${envPrefix}_TRACE_FILE`),
   ];
-}
-
-/**
- * Commander sets a boolean flag whenever its variable exists, so
- * FENCER_SINK_INSECURE=false would silently switch auth off. Only an explicit
- * yes counts; anything unclear is refused.
- */
-function envFlag(name: string, value: string | undefined): boolean {
-  const normalized = (value ?? '').trim().toLowerCase();
-  if (['1', 'true', 'yes'].includes(normalized)) return true;
-  if (['', '0', 'false', 'no'].includes(normalized)) return false;
-  throw new ConfigError(`${name} must be 1/true/yes or 0/false/no, got "${value}"`);
-}
-
-/**
- * Adds `options` and an action to `command`: boolean flags taken from the
- * environment are re-read strictly (envFlag), `build` validates into a frozen
- * config, `run` also gets the command's declared arguments, and a
- * ConfigError from `build` or `run` ends in a one-line
- * `error: ...` and exit 1.
- */
-export function configuredCommand<O extends object, C>(
-  command: Command,
-  options: readonly Option[],
-  build: (options: O) => C,
-  run: (config: C, ...args: string[]) => Promise<void>,
-): Command {
-  for (const option of options) command.addOption(option);
-  // Commander calls the action with each declared argument, then the
-  // options, then the command itself.
-  return command.showHelpAfterError(false).action(async (...received: unknown[]) => {
-    const cmd = received.at(-1) as Command;
-    const parsed = received.at(-2) as O;
-    const args = received.slice(0, -2) as string[];
-    try {
-      for (const option of options) {
-        const name = option.attributeName();
-        if (option.isBoolean() && option.envVar && cmd.getOptionValueSource(name) === 'env') {
-          (parsed as Record<string, unknown>)[name] = envFlag(option.envVar, process.env[option.envVar]);
-        }
-      }
-      await run(build(parsed), ...args);
-    } catch (error) {
-      if (error instanceof ConfigError) cmd.error(`error: ${error.message}`, { code: 'fencer.config' });
-      throw error;
-    }
-  });
 }

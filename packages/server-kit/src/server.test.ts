@@ -7,9 +7,10 @@ import * as protoLoader from '@grpc/proto-loader';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
 import { describe, expect, it } from 'vitest';
 import { fencing, SERVICE_NAMES, unaryCall, type GetFenceRequest, type GetFenceResponse__Output } from '@fencer/proto';
+import { StartupError } from '@fencer/cli-kit';
 import { insecureAuthenticator } from './auth.js';
 import { silentLogger } from './log.js';
-import { startGrpcServer, StartupError } from './server.js';
+import { startGrpcServer } from './server.js';
 
 const healthPackage = grpc.loadPackageDefinition(
   protoLoader.loadSync(healthProtoPath, { keepCase: true, enums: String }),

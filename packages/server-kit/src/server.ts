@@ -7,9 +7,9 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
 import { LOADER_OPTIONS, reflectionFiles } from '@fencer/proto';
+import { joinHostPort, listenAddress, type ServerTls } from '@fencer/cli-kit';
 import type { Authenticator } from './auth.js';
 import { callGate } from './call-gate.js';
-import { joinHostPort, listenAddress } from './cli-options.js';
 import { DEFAULT_CONNECTION_LIMITS, grpcServerOptions, type ConnectionLimits } from './connection-limits.js';
 import { guardSession, onHttp2Sessions } from './http2-sessions.js';
 import { ConnectionListener } from './listener.js';
@@ -18,10 +18,6 @@ import { addReflection } from './reflection.js';
 import { serviceLabel } from './metrics.js';
 import type { Logger } from './log.js';
 import type { OpenStreams } from './message-stream.js';
-import { StartupError } from './startup-error.js';
-import type { ServerTls } from './tls-config.js';
-
-export { StartupError };
 
 const HEALTH_SERVICE = 'grpc.health.v1.Health';
 

@@ -10,7 +10,7 @@ import { appendFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Phases } from '@fencer/common';
-import { ConfigError } from './config-error.js';
+import { ConfigError } from '@fencer/cli-kit';
 
 /** The OTEL_* variables that ask for spans over OTLP (OTEL_SDK_DISABLED still wins). */
 export function otlpRequested(env: NodeJS.ProcessEnv): boolean {

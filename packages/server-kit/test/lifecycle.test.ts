@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const KIT = fileURLToPath(new URL('../dist/index.js', import.meta.url));
+const CLI_KIT = fileURLToPath(new URL('../../cli-kit/dist/index.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'fencer-lifecycle-'));
 const children: ChildProcess[] = [];
 afterAll(() => {
@@ -26,7 +27,8 @@ function serverProcess(name: string, startBody: string, stopBody = '') {
     path,
     `
     import { createInterface } from 'node:readline';
-    import { announceReady, createLogger, runUntilSignal, StartupError } from ${JSON.stringify(KIT)};
+    import { createLogger, runUntilSignal } from ${JSON.stringify(KIT)};
+    import { announceReady, StartupError } from ${JSON.stringify(CLI_KIT)};
     const go = new Promise((resolve) => createInterface({ input: process.stdin }).once('line', resolve));
     await runUntilSignal('t', createLogger('t'), async () => {
       ${startBody}

@@ -11,7 +11,7 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { SERVICE_NAMES } from '@fencer/proto';
-import { ConfigError, joinHostPort, splitHostPort } from '@fencer/server-kit';
+import { ConfigError, joinHostPort, splitHostPort } from '@fencer/cli-kit';
 import { Toxiproxy, type Proxy } from 'toxiproxy-node-client';
 import { ensureCredentials, type ClusterCredentials } from './credentials.js';
 import { findEtcd, startEtcdCluster, type EtcdCluster, type EtcdMember } from './etcd.js';

@@ -4,7 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
-import { ConfigError, configuredCommand, readCredentialsFile } from '@fencer/server-kit';
+import { ConfigError, configuredCommand } from '@fencer/cli-kit';
+import { readCredentialsFile } from '@fencer/server-kit';
 
 /** The worker identities generated unless more are asked for; workers act as their identity (A3). */
 export const DEFAULT_WORKERS: readonly string[] = Object.freeze(['worker-a', 'worker-b']);

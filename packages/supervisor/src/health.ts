@@ -5,7 +5,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { Command, Option } from 'commander';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
 import { channelCredentials, unaryCall, type ClientTls } from '@fencer/proto';
-import { clientTls, configuredCommand, hostPort, positiveInteger, tlsOptions, type TlsFlags } from '@fencer/server-kit';
+import { clientTls, configuredCommand, hostPort, positiveInteger, tlsOptions, type TlsFlags } from '@fencer/cli-kit';
 
 interface HealthClient extends grpc.Client {
   Check(

@@ -1,5 +1,5 @@
 // Addresses of numbered processes of one kind (replicas, sharded sinks).
-import { ConfigError, joinHostPort, splitHostPort } from '@fencer/server-kit';
+import { ConfigError, joinHostPort, splitHostPort } from '@fencer/cli-kit';
 
 /**
  * Where the process numbered `index` (from 1) of several listens, given the

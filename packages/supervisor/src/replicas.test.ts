@@ -1,7 +1,7 @@
 // The names, addresses and flags of coordinator replicas on etcd (H): what
 // the chaos suite's nemeses address, and what each replica is started with.
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '@fencer/server-kit';
+import { ConfigError } from '@fencer/cli-kit';
 import { replicaListen, replicaName, replicaProxyNames, replicaStoreArgs } from './replicas.js';
 
 describe('coordinator replicas', () => {

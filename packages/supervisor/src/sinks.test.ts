@@ -1,7 +1,7 @@
 // The names, addresses and --sink flags of a cluster's sinks sharded by
 // resource (P1): one sink keeps the names it always had.
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '@fencer/server-kit';
+import { ConfigError } from '@fencer/cli-kit';
 import { sinkFlagValues, sinkListen, sinkName, sinkProxyNames } from './sinks.js';
 
 describe('a cluster’s sinks', () => {

@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { STOP_WITH_PARENT_ENV } from '@fencer/server-kit';
+import { STOP_WITH_PARENT_ENV } from '@fencer/cli-kit';
 
 /** A child that printed its ready line. */
 export interface ReadyChild {

@@ -4,7 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { markdownTable } from '@fencer/common';
-import { positiveInteger, type SpanLine } from '@fencer/server-kit';
+import { positiveInteger } from '@fencer/cli-kit';
+import type { SpanLine } from '@fencer/server-kit';
 
 /** The spans of `files`, every line checked; throws naming the file and line of a bad one. */
 export function readSpanFiles(files: readonly string[]): SpanLine[] {

@@ -19,7 +19,7 @@ import {
   tlsOptions,
   whenParentGone,
   type TlsFlags,
-} from '@fencer/server-kit';
+} from '@fencer/cli-kit';
 import { emit } from './events.js';
 import { MIXES, OperationGenerator, type MixName } from './generator.js';
 import { WorkerSession, type WorkerConfig } from './session.js';

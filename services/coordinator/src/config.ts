@@ -7,21 +7,23 @@ import type { ClientTls } from '@fencer/proto';
 import {
   clientTls,
   ConfigError,
-  connectionLimitOptions,
-  connectionLimits,
   configuredCommand,
   hostPort,
   hostPortList,
   nonNegativeInteger,
   positiveInteger,
-  serverAuth,
-  serverOptions,
   serverTls,
   tlsOptions,
-  type ConnectionLimits,
-  type ServerAuth,
   type ServerTls,
   type TlsFlags,
+} from '@fencer/cli-kit';
+import {
+  connectionLimitOptions,
+  connectionLimits,
+  serverAuth,
+  serverOptions,
+  type ConnectionLimits,
+  type ServerAuth,
 } from '@fencer/server-kit';
 import { DEFAULT_CORE_LIMITS, type CoreLimits } from './core/quota.js';
 import type { SinkTarget } from './core/shards.js';

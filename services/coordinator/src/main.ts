@@ -5,8 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Gauge } from 'prom-client';
+import { announceReady, StartupError } from '@fencer/cli-kit';
 import {
-  announceReady,
   authenticatorFor,
   createLogger,
   DEFAULT_LIMITS,
@@ -14,15 +14,14 @@ import {
   routeGrpcLogs,
   runUntilSignal,
   serveMetrics,
-  startTracing,
-  stopTracingAfter,
   silentLogger,
   startGrpcServer,
+  startTracing,
+  stopTracingAfter,
   type CredentialsReload,
   type Logger,
   type MetricsEndpoint,
   type RunningServer,
-  StartupError,
 } from '@fencer/server-kit';
 import { Etcd3, isRecoverableError } from 'etcd3';
 import { NotLeaderError, StoreFailedError, systemClock, type Clock, type Phases } from '@fencer/common';

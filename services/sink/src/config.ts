@@ -4,17 +4,19 @@
 import { Command, Option } from 'commander';
 import {
   ConfigError,
-  connectionLimitOptions,
-  connectionLimits,
   configuredCommand,
   positiveInteger,
-  serverAuth,
-  serverOptions,
   serverTls,
-  type ConnectionLimits,
-  type ServerAuth,
   type ServerTls,
   type TlsFlags,
+} from '@fencer/cli-kit';
+import {
+  connectionLimitOptions,
+  connectionLimits,
+  serverAuth,
+  serverOptions,
+  type ConnectionLimits,
+  type ServerAuth,
 } from '@fencer/server-kit';
 
 export { ConfigError };

@@ -2,8 +2,8 @@
 // runs a sink in-process; `runSink` is the `fencer sink` process around it,
 // and the only code here that touches `process`.
 import { Counter, Histogram } from 'prom-client';
+import { announceReady } from '@fencer/cli-kit';
 import {
-  announceReady,
   authenticatorFor,
   createLogger,
   DEFAULT_LIMITS,
@@ -13,9 +13,9 @@ import {
   runUntilSignal,
   serveMetrics,
   silentLogger,
+  startGrpcServer,
   startTracing,
   stopTracingAfter,
-  startGrpcServer,
   type CredentialsReload,
   type Logger,
   type MetricsEndpoint,

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NotLeaderError, StoreFailedError } from '@fencer/common';
-import { StartupError } from '@fencer/server-kit';
+import { StartupError } from '@fencer/cli-kit';
 import { startTestEtcd, type TestEtcd } from '@fencer/testkit';
 import { sampleGrant, sampleRecord } from '../../test/doubles/records.js';
 import { encodeRequest, RESERVATION_BLOCK } from './store-records.js';

@@ -35,7 +35,8 @@
 import { Buffer } from 'node:buffer';
 import type { Etcd3, ICompare, IKeyValue, IRequestOp } from 'etcd3';
 import { NotLeaderError, StoreFailedError } from '@fencer/common';
-import { StartupError, type Logger } from '@fencer/server-kit';
+import { StartupError } from '@fencer/cli-kit';
+import type { Logger } from '@fencer/server-kit';
 import type { LeaseStore, StoredResource, StoredState } from '../core/store.js';
 import type { Grant, RequestRecord } from '../core/model.js';
 import {

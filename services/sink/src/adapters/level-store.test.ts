@@ -1,7 +1,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { StartupError } from '@fencer/server-kit';
+import { StartupError } from '@fencer/cli-kit';
 import { eventually, tempDir } from '@fencer/testkit';
 import { Level } from 'level';
 import { LevelBackend, openLevelStore } from './level-store.js';
