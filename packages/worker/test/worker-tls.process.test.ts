@@ -3,19 +3,33 @@
 // CN is its identity (A2).
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureCredentials, startWorker, type ClusterCredentials, type WorkerProcess } from '@fencer/supervisor';
-import { createTestCa, startFencer, stopFencer, tempDir, type FencerProcess, type TestCa } from '@fencer/testkit';
+import { startWorker, type WorkerProcess } from '@fencer/supervisor';
+import {
+  createTestCa,
+  startSecuredCoordinator,
+  startSecuredSink,
+  stopFencer,
+  tempDir,
+  writeTestCredentials,
+  type FencerProcess,
+  type TestCa,
+  type TestCredentials,
+} from '@fencer/testkit';
 
 let dir: ReturnType<typeof tempDir>;
 let ca: TestCa;
-let credentials: ClusterCredentials;
+let credentials: TestCredentials<'coordinator' | 'worker-a' | 'worker-b'>;
 const processes: FencerProcess[] = [];
 const workers: WorkerProcess[] = [];
 
 beforeAll(() => {
   dir = tempDir('fencer-worker-tls-');
   ca = createTestCa(dir.path);
-  credentials = ensureCredentials(dir.path);
+  credentials = writeTestCredentials(dir.path, {
+    coordinator: 'coordinator-token-0001',
+    'worker-a': 'worker-a-token-00001',
+    'worker-b': 'worker-b-token-00001',
+  });
 });
 
 afterAll(async () => {
@@ -26,20 +40,15 @@ afterAll(async () => {
 
 /** A sink and a coordinator serving TLS (mutual TLS with `mutual`), the coordinator reaching the sink over TLS too. */
 async function services(name: string, mutual: boolean): Promise<{ sink: string; coordinator: string }> {
-  const server = ca.issueServer();
-  const serve = ['--credentials', credentials.credentialsFile, '--listen', '127.0.0.1:0'];
-  const tls = ['--tls-cert', server.cert, '--tls-key', server.key, ...(mutual ? ['--tls-ca', ca.cert] : [])];
-  const sink = await startFencer(['sink', ...serve, '--data', join(dir.path, `${name}-sink`), ...tls]);
+  const tls = { ...ca.issueServer(), ...(mutual ? { clientCa: ca.cert } : {}) };
+  const sink = await startSecuredSink(credentials, join(dir.path, `${name}-sink`), { tls });
   processes.push(sink);
-  const asCoordinator = mutual ? ca.issueClient('coordinator') : undefined;
-  const toSink = asCoordinator
-    ? ['--sink-tls-cert', asCoordinator.cert, '--sink-tls-key', asCoordinator.key]
-    : ['--sink-token-file', credentials.sinkTokenFile];
-  const coordinator = await startFencer([
-    'coordinator',
-    ...[...serve, '--data', join(dir.path, `${name}-coordinator`), ...tls],
-    ...['--sink', sink.address, '--sink-tls-ca', ca.cert, ...toSink],
-  ]);
+  // Under mutual TLS the coordinator's certificate (CN coordinator) names it to the sink, not its token.
+  const sinkTls = { ca: ca.cert, ...(mutual ? { client: ca.issueClient('coordinator') } : {}) };
+  const coordinator = await startSecuredCoordinator(credentials, join(dir.path, `${name}-coordinator`), sink.address, {
+    tls,
+    sinkTls,
+  });
   processes.push(coordinator);
   return { sink: sink.address, coordinator: coordinator.address };
 }
@@ -60,7 +69,7 @@ describe('fencer worker over TLS', () => {
       coordinator,
       sink,
       owner: 'worker-a',
-      tokenFile: credentials.workerTokenFiles['worker-a']!,
+      tokenFile: credentials.tokenFile('worker-a'),
       args: ['--commands', '--tls-ca', ca.cert],
     });
     workers.push(worker);
