@@ -96,6 +96,9 @@ export async function startGrpcServer(spec: ServerSpec): Promise<RunningServer> 
     onCall: (peer) => listener.noteCall(peer),
   });
   const server = new grpc.Server({
+    // Nothing reads channelz here; its per-call trackers cost the
+    // coordinator ~13 % of its CPU per Acquire+Release (issue 23, A/B).
+    'grpc.enable_channelz': 0,
     'grpc.max_receive_message_length': 2 * spec.maxReceiveMessageBytes,
     ...grpcServerOptions(limits),
     // grpc-js wraps the call in these in order: the first is nearest the transport.

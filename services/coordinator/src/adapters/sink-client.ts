@@ -40,6 +40,8 @@ const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   'grpc.initial_reconnect_backoff_ms': 100,
   'grpc.min_reconnect_backoff_ms': 100,
   'grpc.max_reconnect_backoff_ms': 1_000,
+  // No channelz reader exists; its per-call tracking is pure cost (issue 23).
+  'grpc.enable_channelz': 0,
 };
 
 /** A SinkPort backed by a fencing.v1.Sink client. Never throws for remote failures. */
