@@ -2,7 +2,9 @@
 // quorum through one member's SIGKILL and pause, a killed member that comes
 // back with its data, one restarted while its peers are down; the lease
 // checkpoint flags etcd must run with.
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
@@ -97,4 +99,82 @@ describe('startEtcdCluster', () => {
       alone.close();
     }
   }, 90_000);
+});
+
+describe('startEtcdCluster when a chosen port is taken before etcd binds it', () => {
+  /** A listener on 127.0.0.1 that holds its port until closed (the health probes' connections with it). */
+  async function holdPort(): Promise<{ port: number; close(): Promise<void> }> {
+    const connections = new Set<Socket>();
+    const server = createServer((socket) => {
+      connections.add(socket);
+      socket.once('close', () => connections.delete(socket));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+      port: (server.address() as AddressInfo).port,
+      close: () =>
+        new Promise((resolve) => {
+          server.close(() => resolve());
+          for (const socket of connections) socket.destroy();
+        }),
+    };
+  }
+
+  /** A port free right now (released before it is returned). */
+  async function freshPort(): Promise<number> {
+    const held = await holdPort();
+    await held.close();
+    return held.port;
+  }
+
+  it('starts a new cluster again on fresh ports, and it serves', async () => {
+    const taken = await holdPort();
+    const here = mkdtempSync(join(tmpdir(), 'fencer-etcd-taken-'));
+    let chosen = 0;
+    const choosePort = async () => (chosen++ === 0 ? taken.port : freshPort());
+    const one = await startEtcdCluster({
+      members: 1,
+      dataDir: join(here, 'data'),
+      logDir: join(here, 'logs'),
+      choosePort,
+    }).finally(() => taken.close());
+    const etcd = new Etcd3({ hosts: etcdHosts(one.endpoints) });
+    try {
+      expect(one.endpoints).not.toContain(`127.0.0.1:${taken.port}`);
+      expect(chosen).toBe(4);
+      expect(readFileSync(one.members[0]!.log, 'utf8')).toContain('address already in use');
+      await etcd.put('after-retry').value('served');
+      expect(await etcd.get('after-retry').string()).toBe('served');
+    } finally {
+      etcd.close();
+      await one.stop();
+      rmSync(here, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('gives up after three tries, naming the log, with nothing left running', async () => {
+    const taken = await holdPort();
+    const here = mkdtempSync(join(tmpdir(), 'fencer-etcd-taken-'));
+    let chosen = 0;
+    try {
+      await expect(
+        startEtcdCluster({
+          members: 1,
+          dataDir: join(here, 'data'),
+          logDir: join(here, 'logs'),
+          choosePort: async () => (chosen++, taken.port),
+        }),
+      ).rejects.toThrow(/etcd-1 exited.*etcd-1\.log/);
+      // Two ports (client, peer) per try.
+      expect(chosen).toBe(6);
+      // etcd logs each refused bind twice: a warning, then the fatal line.
+      expect(readFileSync(join(here, 'logs', 'etcd-1.log'), 'utf8').match(/address already in use/g)?.length).toBe(
+        3 * 2,
+      );
+      expect(spawnSync('pgrep', ['-f', join(here, 'data')]).status, 'an etcd of this data dir still runs').toBe(1);
+    } finally {
+      await taken.close();
+      rmSync(here, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -13,7 +13,17 @@
 // stdin: when the parent goes, even by SIGKILL, stdin ends and the shell
 // stops etcd, as whenParentGone does for the fencer servers.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { delimiter, join } from 'node:path';
@@ -68,6 +78,8 @@ export interface EtcdClusterOptions {
   readonly logDir: string;
   /** The etcd executable; default findEtcd(). */
   readonly binary?: string;
+  /** Picks each client and peer port; default a port free on 127.0.0.1 when asked. */
+  readonly choosePort?: () => Promise<number>;
 }
 
 /** The `etcd` executable on PATH, or undefined when it is not installed. */
@@ -108,28 +120,63 @@ kill "$watcher" 2>/dev/null`;
 const READY_WITHIN_MS = 30_000;
 const DEFAULT_STOP_GRACE_MS = 5_000;
 
+/** Tries at a new cluster whose chosen ports were taken before etcd could bind them. */
+const START_ATTEMPTS = 3;
+
+/** A member exited at start because an address it was given was in use. */
+class PortTakenError extends Error {}
+
 /**
  * Starts an etcd cluster of `members` members on 127.0.0.1 and resolves once
  * every member says it is healthy (a leader is elected and it serves).
  * Rejects, with nothing left running, if a member exits first or the cluster
  * is not healthy within 30 s, naming the log to read.
+ *
+ * A port is free when it is chosen, not always when etcd binds it a moment
+ * later (etcd cannot pick one and say which): under parallel tests another
+ * listener or an outgoing connection can take it in between, and the member
+ * exits with "address already in use" (seen in CI). A new cluster is then
+ * started again on fresh ports, its members' data removed first, up to
+ * START_ATTEMPTS times; a cluster whose data was there before the call is
+ * never wiped, and fails instead.
  */
 export async function startEtcdCluster(options: EtcdClusterOptions): Promise<EtcdCluster> {
   const binary = options.binary ?? findEtcd();
   if (binary === undefined) throw new Error('no etcd on PATH (Debian: apt-get install etcd-server)');
   const version = /etcd Version: (\S+)/.exec(execFileSync(binary, ['--version'], { encoding: 'utf8' }))?.[1] ?? '?';
   mkdirSync(options.logDir, { recursive: true });
+  const names = Array.from({ length: options.members }, (_, index) => `etcd-${index + 1}`);
+  const dataDirs = names.map((name) => join(options.dataDir, name));
+  const isNew = !dataDirs.some((dataDir) => existsSync(dataDir));
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startMembers(binary, version, names, options);
+    } catch (error) {
+      if (!(error instanceof PortTakenError) || !isNew || attempt === START_ATTEMPTS) throw error;
+      for (const dataDir of dataDirs) rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
+}
+
+async function startMembers(
+  binary: string,
+  version: string,
+  names: readonly string[],
+  options: EtcdClusterOptions,
+): Promise<EtcdCluster> {
+  const choosePort = options.choosePort ?? freePort;
   const specs: MemberSpec[] = [];
-  for (let index = 1; index <= options.members; index++) {
-    const name = `etcd-${index}`;
+  for (const name of names) {
     specs.push({
       name,
-      client: `127.0.0.1:${await freePort()}`,
-      peer: `127.0.0.1:${await freePort()}`,
+      client: `127.0.0.1:${await choosePort()}`,
+      peer: `127.0.0.1:${await choosePort()}`,
       dataDir: join(options.dataDir, name),
       log: join(options.logDir, `${name}.log`),
     });
   }
+  // Where this attempt's lines begin in each (appended) log.
+  const logStarts = specs.map((spec) => (existsSync(spec.log) ? statSync(spec.log).size : 0));
   // A token of this cluster's own: members of another cluster that reused a
   // port never join this one.
   const token = `fencer-${randomUUID()}`;
@@ -152,7 +199,11 @@ export async function startEtcdCluster(options: EtcdClusterOptions): Promise<Etc
     }
   } catch (error) {
     await stop(2_000);
-    throw error;
+    const taken = specs.some(
+      (spec, index) =>
+        existsSync(spec.log) && readFileSync(spec.log).subarray(logStarts[index]).includes('address already in use'),
+    );
+    throw taken ? new PortTakenError((error as Error).message) : error;
   }
   return { endpoints: specs.map((spec) => spec.client), members, version, stop };
 }
