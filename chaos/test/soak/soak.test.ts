@@ -23,12 +23,14 @@ describe('fencer chaos', () => {
         timeoutMs: (SECONDS + 90) * 1_000,
       });
       const seed = /seed (\d+)/.exec(stdout)?.[1];
-      expect(
-        { code, verdict: stdout.split('\n').at(-2), stderrTail: stderr.slice(-300) },
-        `seed ${seed}`,
-      ).toMatchObject({
+      const lines = stdout.split('\n');
+      // Between the report's line and the verdict: each violation or unjudged stretch, named (how many
+      // overlapping lease calls, from where), so a failure here says what the checker saw.
+      const findings = lines.slice(lines.findIndex((line) => line.startsWith('report: ')) + 1, -2);
+      expect({ code, verdict: lines.at(-2), findings, stderrTail: stderr.slice(-300) }, `seed ${seed}`).toMatchObject({
         code: 0,
         verdict: 'verdict: S1–S6 and the lock model held',
+        findings: [],
       });
       // Progress was shown while it ran, and every kind of fault struck.
       expect(stderr).toMatch(/operations \d+ {2}faults \d+ {2}violations 0/);
