@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { etcdHosts, startEtcdCluster, type EtcdCluster } from './etcd.js';
+import { etcdHosts, freePort, startEtcdCluster, type EtcdCluster } from './etcd.js';
 import { isProcessAlive } from './spawn.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fencer-etcd-launcher-'));
@@ -120,18 +120,11 @@ describe('startEtcdCluster when a chosen port is taken before etcd binds it', ()
     };
   }
 
-  /** A port free right now (released before it is returned). */
-  async function freshPort(): Promise<number> {
-    const held = await holdPort();
-    await held.close();
-    return held.port;
-  }
-
   it('starts a new cluster again on fresh ports, and it serves', async () => {
     const taken = await holdPort();
     const here = mkdtempSync(join(tmpdir(), 'fencer-etcd-taken-'));
     let chosen = 0;
-    const choosePort = async () => (chosen++ === 0 ? taken.port : freshPort());
+    const choosePort = async () => (chosen++ === 0 ? taken.port : freePort());
     const one = await startEtcdCluster({
       members: 1,
       dataDir: join(here, 'data'),

@@ -370,7 +370,7 @@ async function untilStopped(pid: number, stopped: boolean): Promise<void> {
 }
 
 /** A TCP port free on 127.0.0.1 right now (etcd cannot be told to pick one and say which). */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
