@@ -8,7 +8,7 @@
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { ConfigError, configuredCommand, positiveInteger, whenParentGone } from '@fencer/cli-kit';
+import { ConfigError, configuredCommand, nonNegativeInteger, positiveInteger, whenParentGone } from '@fencer/cli-kit';
 import { CASES, SHARDED_CASE, SHARDED_CONCURRENCY } from './cases.js';
 import { FAILOVER_CASE, failoverTable } from './failover.js';
 import { progressOn } from './progress.js';
@@ -17,6 +17,7 @@ import { coordinatorMemoryText, runCoordinatorMemory } from './coordinator-memor
 import { memoryText, runMemory, type MemoryConfig } from './memory.js';
 import { proxyOverheadText, runProxyOverhead } from './proxy-overhead.js';
 import { runBench, type BenchConfig, type BenchReport } from './run.js';
+import { WARM_UP_OPERATIONS } from './warm-up.js';
 
 /** Every id --cases takes: the closed-loop cases, sink Write across sinks (a case per --sinks count), then the failover row. */
 const CASE_IDS: readonly string[] = [...CASES.map((c) => c.id), SHARDED_CASE, FAILOVER_CASE];
@@ -79,6 +80,7 @@ function payloadBytes(value: string): number {
 interface BenchFlags {
   seconds: number;
   repetitions: number;
+  warmUpOperations: number;
   concurrency: number[];
   payloadBytes: number;
   cases?: string[];
@@ -110,6 +112,12 @@ export function benchCommand(): Command {
       new Option('--repetitions <n>', 'interleaved repetitions; tables show medians')
         .default(3)
         .argParser(positiveInteger),
+      new Option(
+        '--warm-up-operations <n>',
+        'operations each case runs, across its concurrencies, before its warm-up may end (V8 optimizes by calls, not seconds)',
+      )
+        .default(WARM_UP_OPERATIONS)
+        .argParser(nonNegativeInteger),
       new Option('--concurrency <list>', 'closed-loop concurrencies, comma-separated')
         .default([1, 16, 64], '1,16,64')
         .argParser(integerList('1,16,64')),
@@ -151,6 +159,7 @@ export function benchCommand(): Command {
         config: Object.freeze({
           seconds: flags.seconds,
           repetitions: flags.repetitions,
+          warmUpOperations: flags.warmUpOperations,
           concurrency: flags.concurrency,
           payloadBytes: flags.payloadBytes,
           cases: flags.cases ?? CASE_IDS,
@@ -218,7 +227,8 @@ function text(report: BenchReport): string {
   const { settings } = report;
   const concurrencies = settings.concurrency;
   const lines = [
-    `fencer bench: ${settings.seconds} s per case, ${settings.repetitions} interleaved repetition(s), ` +
+    `fencer bench: ${settings.seconds} s per case, ${settings.repetitions} interleaved repetition(s) ` +
+      `after warm-ups of at least ${settings.warmUpOperations} operations a case, ` +
       `concurrency ${concurrencies.join(', ')}, ${settings.payloadBytes}-byte payloads, closed loop; ` +
       `${report.machine.cpus} CPUs, load average ${report.machine.loadAverage.map((l) => l.toFixed(2)).join(' ')} at the end`,
     '',

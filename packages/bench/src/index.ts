@@ -13,3 +13,4 @@ export {
   type RatioDefinition,
 } from './cases.js';
 export { runBench, type BenchConfig, type BenchReport } from './run.js';
+export { MAX_WINDOWS } from './warm-up.js';

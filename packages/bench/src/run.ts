@@ -36,7 +36,7 @@ import {
   type RecordedMeasurement,
 } from './report.js';
 import { startTargets } from './targets.js';
-import { warmUntilSteady, warmUpWindowSeconds } from './warm-up.js';
+import { warmUntilSteady, warmUpText, warmUpWindowSeconds } from './warm-up.js';
 
 /** What `fencer bench` runs with. */
 export interface BenchConfig {
@@ -54,6 +54,8 @@ export interface BenchConfig {
   readonly failovers: number;
   /** The failover replicas' --leader-ttl-ms. */
   readonly leaderTtlMs: number;
+  /** Operations each case runs in its warm-up, across its concurrencies, before it may count as steady. */
+  readonly warmUpOperations: number;
   /** Where the run's own temporary directory is made. */
   readonly dataParent: string;
 }
@@ -117,13 +119,14 @@ export async function runBench(config: BenchConfig, progress: Progress, signal: 
       // Highest first: its many operations a second bring the JIT's hot paths
       // in sooner than concurrency 1 does (an Acquire+Release gained 66 → 109
       // ops/s in five cold windows at 1, then measured 246 after those at 64).
+      let ran = 0;
       for (const concurrency of [...concurrenciesOf(benchCase)].reverse()) {
         const label = `warm-up, conc ${concurrency}, ${benchCase.title}`;
         progress.begin(label);
-        const window = async () =>
-          (await run(benchCase, open, concurrency, warmUpWindowSeconds(config.seconds))).opsPerSecond;
-        const rates = await warmUntilSteady(window);
-        progress.end(label, `${rates.length} windows, ${rates.map((rate) => rate.toFixed(0)).join(' → ')} ops/s`);
+        const window = () => run(benchCase, open, concurrency, warmUpWindowSeconds(config.seconds));
+        const windows = await warmUntilSteady(window, { minOperations: config.warmUpOperations, ranBefore: ran });
+        ran += windows.reduce((sum, { operations }) => sum + operations, 0);
+        progress.end(label, warmUpText(windows, ran));
       }
     }
     const measurements: RecordedMeasurement[] = [];

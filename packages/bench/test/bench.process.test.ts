@@ -9,13 +9,16 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fencerBin, isProcessAlive, processesMentioning } from '@fencer/supervisor';
 import { eventually, runFencer, tempDir } from '@fencer/testkit';
-import { CASES, GOALS, RATIOS, shardedRatios } from '../src/index.js';
+import { CASES, GOALS, MAX_WINDOWS, RATIOS, shardedRatios } from '../src/index.js';
 
 /** Sink Write across sinks, by its default --sinks 1,2: a case per sink count, at conc 64 whatever --concurrency says. */
 const SHARDED_IDS = ['sink-write-sharded-1', 'sink-write-sharded-2'];
 
 /** The failover row's settings in these runs: two kills at the shortest TTL, so the runs stay short. */
 const FAILOVER_FLAGS = ['--failovers', '2', '--leader-ttl-ms', '1000'];
+
+/** The one run here that keeps a warm-up floor (--warm-up-operations): the others pass 0, so as to stay short. */
+const WARM_UP_FLOOR = 2_000;
 
 const dir = tempDir('fencer-bench-test-');
 afterAll(() => dir.remove());
@@ -53,6 +56,8 @@ describe('fencer bench', () => {
           'bench',
           '--seconds',
           '0.5',
+          '--warm-up-operations',
+          '0',
           '--repetitions',
           '1',
           '--concurrency',
@@ -154,6 +159,8 @@ describe('fencer bench', () => {
         'bench',
         '--seconds',
         '0.2',
+        '--warm-up-operations',
+        String(WARM_UP_FLOOR),
         '--repetitions',
         '1',
         '--concurrency',
@@ -172,6 +179,11 @@ describe('fencer bench', () => {
     // A ratio whose cases did not run has no figure, nor a failover row that was not asked for.
     expect(result.stdout).toMatch(/^\| sink Write \/ etcd fenced txn +\| +– \|$/m);
     expect(result.stdout).not.toMatch(/failover/);
+    // Each case warmed up until it had run the floor's operations, or to the bound of windows.
+    const warmUps = [...result.stderr.matchAll(/warm-up, conc 2, .*: (\d+) windows, (\d+) operations in all/g)];
+    expect(warmUps).toHaveLength(2);
+    for (const [line, windows, operations] of warmUps)
+      expect(Number(operations) >= WARM_UP_FLOOR || Number(windows) === MAX_WINDOWS, line).toBe(true);
     expect(readdirSync(dir.path)).toEqual([]);
   });
 
@@ -184,6 +196,8 @@ describe('fencer bench', () => {
           'bench',
           '--seconds',
           '0.3',
+          '--warm-up-operations',
+          '0',
           '--repetitions',
           '1',
           '--concurrency',
@@ -216,6 +230,8 @@ describe('fencer bench', () => {
           'bench',
           '--seconds',
           '0.3',
+          '--warm-up-operations',
+          '0',
           '--repetitions',
           '1',
           '--cases',
@@ -266,6 +282,7 @@ describe('fencer bench', () => {
     [['--seconds', 'soon']],
     [['--seconds', '0']],
     [['--repetitions', '-1']],
+    [['--warm-up-operations', '-5']],
     [['--concurrency', '1,0']],
     [['--concurrency', '1,x']],
     [['--cases', 'sink-write,nope']],
