@@ -1,7 +1,7 @@
 // The exported history: Jepsen-shaped events in time order (invocations
-// first on a tie), unknown outcomes as info, UTF-8 payloads, uint64 fields
-// as strings (as recorded), the final state per resource, and the file
-// streamed out.
+// first on a tie), unknown outcomes as info, the nemesis's faults, UTF-8
+// payloads, uint64 fields as strings (as recorded), the final state per
+// resource, and the file streamed out.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -57,6 +57,16 @@ const history: History = {
 const lines = [...historyLines(history)];
 const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
 const events = parsed.filter((e) => e.type !== 'final');
+
+/** The same calls with the nemesis's faults: one before the first call, one healed at an instant a call was sent and another ended, one never healed. */
+const faulted: History = {
+  ...history,
+  faults: [
+    { name: 'partition', target: 'worker-a link', startMs: 990, endMs: 1030 },
+    { name: 'pause', target: 'coordinator', startMs: 1041.5 },
+  ],
+};
+const faultedEvents = [...historyLines(faulted)].map((line) => JSON.parse(line) as Record<string, unknown>);
 
 describe('historyLines', () => {
   it('gives an invocation and a completion per call, in time order, invocations first on a tie', () => {
@@ -127,6 +137,52 @@ describe('historyLines', () => {
     expect(events.find((e) => e.id === 5 && e.type === 'ok')?.value).toMatchObject({ response: { fence: MAX_UINT64 } });
     expect(events.find((e) => e.id === 6)?.value).toEqual({ request: { resource: 'job-1', token: '1' } });
     for (const line of lines) expect(line).not.toContain('\n');
+  });
+
+  it("puts each fault's start and heal among the calls as the nemesis process's info events, timed from the earliest", () => {
+    const nemesis = faultedEvents.filter((e) => e.process === 'nemesis');
+    expect(nemesis).toEqual([
+      {
+        index: 0,
+        time: 0,
+        process: 'nemesis',
+        type: 'info',
+        f: 'start',
+        value: { fault: 'partition', target: 'worker-a link' },
+      },
+      {
+        index: 7,
+        time: 40_000_000,
+        process: 'nemesis',
+        type: 'info',
+        f: 'stop',
+        value: { fault: 'partition', target: 'worker-a link' },
+      },
+      {
+        index: 11,
+        time: 51_500_000,
+        process: 'nemesis',
+        type: 'info',
+        f: 'start',
+        value: { fault: 'pause', target: 'coordinator' },
+      },
+    ]);
+    // The first call now comes 10 ms after the origin; at 1030 the heal sits after #4's sending and before #3's end.
+    expect(faultedEvents.slice(0, 9).map((e) => [e.process, e.type, e.id, e.time])).toEqual([
+      ['nemesis', 'info', undefined, 0],
+      ['worker-a', 'invoke', 1, 10_000_000],
+      ['worker-b', 'invoke', 2, 15_000_000],
+      ['worker-b', 'fail', 2, 17_000_000],
+      ['worker-a', 'ok', 1, 20_500_000],
+      ['worker-a', 'invoke', 3, 30_000_000],
+      ['worker-b', 'invoke', 4, 40_000_000],
+      ['nemesis', 'info', undefined, 40_000_000],
+      ['worker-a', 'info', 3, 40_000_000],
+    ]);
+    // Every call's events are still there, in the same order.
+    expect(faultedEvents.filter((e) => e.process !== 'nemesis').map((e) => [e.type, e.id])).toEqual(
+      parsed.map((e) => [e.type, e.id]),
+    );
   });
 
   it('ends with the final state, one line per resource in name order', () => {

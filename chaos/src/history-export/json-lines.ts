@@ -1,14 +1,16 @@
 // A recorded history as JSON lines in Jepsen's shape, so that a run can be
 // checked with other tools (Knossos, Elle, a script of one's own). Each
 // call gives two events: its invocation, and its completion (ok, fail, or
-// info when its outcome is unknown), all in time order. After them comes
-// one line per resource with what the sink held at the end.
+// info when its outcome is unknown); each fault the nemesis applied gives
+// its start and its end, as Jepsen's nemesis process does; all in time
+// order. After them comes one line per resource with what the sink held at
+// the end.
 import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { History, Method, Operation } from '../checker/history.js';
+import type { FaultPeriod, History, Method, Operation } from '../checker/history.js';
 
 /** Jepsen's `f` for each method. */
 const F: Readonly<Record<Method, string>> = {
@@ -22,19 +24,35 @@ const F: Readonly<Record<Method, string>> = {
 };
 const TYPE = { ok: 'ok', fail: 'fail', unknown: 'info' } as const;
 
+/** Jepsen's name for the process that injects faults. */
+const NEMESIS = 'nemesis';
+
+/** An event's place among events at the same instant: invocations, then faults, then completions. */
+const RANK = { invoke: 0, fault: 1, complete: 2 } as const;
+
+type Event =
+  | { readonly kind: 'invoke' | 'complete'; readonly time: number; readonly op: Operation }
+  | { readonly kind: 'fault'; readonly time: number; readonly f: 'start' | 'stop'; readonly fault: FaultPeriod };
+
 /**
  * The history as JSON lines, without their line feeds, yielded one at a time.
  *
  * First comes one event per invocation and per completion:
  * `{"index", "time", "process", "type", "f", "id", "value"}`. `time` is in
- * nanoseconds on the workers' shared clock, counted from the first call's
- * sending. Events are in time order; at equal times invocations come first,
- * so a tie is never read as one call preceding another. `id` is the
+ * nanoseconds on the workers' shared clock, counted from the first event.
+ * Events are in time order; at equal times invocations come first, so a
+ * tie is never read as one call preceding another, and completions last,
+ * so a fault at that instant reads as overlapping both. `id` is the
  * operation's number that the checker and the report cite; it pairs an
  * invocation with its completion, because a worker can have several calls
  * in flight. `value` is `{request}` on invocation. On completion it is
  * `{request, response}` for ok, and `{request, error: {code, reason}}` for
  * fail or info.
+ *
+ * Among them, each fault gives `{"index", "time", "process": "nemesis",
+ * "type": "info", "f": "start", "value": {fault, target}}` when it began
+ * and the same with `"f": "stop"` when it healed (none for a fault still
+ * on at the end). They carry no `id`: checkers of the calls skip them.
  *
  * Then comes one `{"type": "final", "resource", "fence", "results"}` per
  * resource the final state names, in name order. `fence` is left out when
@@ -42,15 +60,47 @@ const TYPE = { ok: 'ok', fail: 'fail', unknown: 'info' } as const;
  * `{token, payload}`, or to null when nothing is stored.
  */
 export function* historyLines(history: History): Generator<string> {
-  const originMs = history.operations.reduce((min, op) => Math.min(min, op.invokedMs), Infinity);
+  // Not Math.min(...): a long soak's history holds more calls than arguments fit on the stack.
+  const originMs = [
+    ...history.operations.map((op) => op.invokedMs),
+    ...history.faults.map((fault) => fault.startMs),
+  ].reduce((min, ms) => Math.min(min, ms), Infinity);
   const nanos = (ms: number) => Math.round((ms - originMs) * 1e6);
-  const events: { readonly op: Operation; readonly done: boolean; readonly time: number }[] = [];
+  const events: Event[] = [];
   for (const op of history.operations) {
-    events.push({ op, done: false, time: nanos(op.invokedMs) }, { op, done: true, time: nanos(op.completedMs) });
+    events.push(
+      { kind: 'invoke', time: nanos(op.invokedMs), op },
+      { kind: 'complete', time: nanos(op.completedMs), op },
+    );
   }
-  events.sort((a, b) => a.time - b.time || Number(a.done) - Number(b.done) || a.op.id - b.op.id);
+  for (const fault of history.faults) {
+    events.push({ kind: 'fault', time: nanos(fault.startMs), f: 'start', fault });
+    if (fault.endMs !== undefined) events.push({ kind: 'fault', time: nanos(fault.endMs), f: 'stop', fault });
+  }
+  // Stable: faults at one instant stay in the order the nemesis recorded them.
+  events.sort(
+    (a, b) =>
+      a.time - b.time ||
+      RANK[a.kind] - RANK[b.kind] ||
+      (a.kind !== 'fault' && b.kind !== 'fault' ? a.op.id - b.op.id : 0),
+  );
   let index = 0;
-  for (const { op, done, time } of events) {
+  for (const event of events) {
+    const { time } = event;
+    if (event.kind === 'fault') {
+      const { name, target } = event.fault;
+      yield JSON.stringify({
+        index: index++,
+        time,
+        process: NEMESIS,
+        type: 'info',
+        f: event.f,
+        value: { fault: name, target },
+      });
+      continue;
+    }
+    const { op } = event;
+    const done = event.kind === 'complete';
     yield JSON.stringify({
       index: index++,
       time,

@@ -22,23 +22,30 @@ describe('fencer chaos --sinks', () => {
       );
       const seed = expectSafeRun(run);
       expect(run.stdout).toContain('2 sinks sharded by resource');
+      const events = readFileSync(history, 'utf8')
+        .trim()
+        .split('\n')
+        .map(
+          (line) =>
+            JSON.parse(line) as {
+              type: string;
+              process?: string;
+              f?: string;
+              value?: { fault?: string; target?: string; response?: { lease?: { sink?: { name: string } } } };
+            },
+        );
       // Both sinks owned resources the workers were granted (P3: each grant names its sink).
       const sinks = new Set(
-        readFileSync(history, 'utf8')
-          .trim()
-          .split('\n')
-          .map(
-            (line) =>
-              JSON.parse(line) as {
-                type: string;
-                f?: string;
-                value?: { response?: { lease?: { sink?: { name: string } } } };
-              },
-          )
+        events
           .filter((event) => event.type === 'ok' && event.f === 'acquire')
           .map((event) => event.value!.response!.lease!.sink!.name),
       );
       expect(sinks, `seed ${seed}`).toEqual(new Set(['sink-1', 'sink-2']));
+      // The faults are in the exported history too, as the nemesis process's start and stop events.
+      const faults = events.filter((event) => event.process === 'nemesis');
+      expect(faults.filter((event) => event.f === 'start').length, `seed ${seed}`).toBeGreaterThan(0);
+      for (const event of faults)
+        expect(event.value).toEqual({ fault: expect.any(String), target: expect.any(String) });
     },
     (SECONDS + 120) * 1_000,
   );
