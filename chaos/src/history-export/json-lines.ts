@@ -61,10 +61,10 @@ type Event =
  */
 export function* historyLines(history: History): Generator<string> {
   // Not Math.min(...): a long soak's history holds more calls than arguments fit on the stack.
-  const originMs = [
-    ...history.operations.map((op) => op.invokedMs),
-    ...history.faults.map((fault) => fault.startMs),
-  ].reduce((min, ms) => Math.min(min, ms), Infinity);
+  const originMs = Math.min(
+    history.operations.reduce((min, op) => Math.min(min, op.invokedMs), Infinity),
+    history.faults.reduce((min, fault) => Math.min(min, fault.startMs), Infinity),
+  );
   const nanos = (ms: number) => Math.round((ms - originMs) * 1e6);
   const events: Event[] = [];
   for (const op of history.operations) {

@@ -19,6 +19,8 @@
 // of operations (--warm-up-operations), across its concurrencies, before it
 // may count as steady; at concurrency 64 that takes seconds.
 
+import type { Measurement } from './measure.js';
+
 /** A window gains when it is this much faster than the best before it. */
 export const STEADY_GAIN = 0.05;
 
@@ -34,11 +36,8 @@ export const MAX_WINDOWS = 60;
 /** Each warm-up window's length: a second, or half of `--seconds` when that is shorter (the test's 0.5-s runs). */
 export const warmUpWindowSeconds = (seconds: number) => Math.min(1, seconds / 2);
 
-/** What one warm-up window measured. */
-export interface WarmUpWindow {
-  readonly opsPerSecond: number;
-  readonly operations: number;
-}
+/** What the warm-up reads of one window's measurement. */
+export type WarmUpWindow = Pick<Measurement, 'opsPerSecond' | 'operations'>;
 
 /** When a warm-up may stop. */
 export interface WarmUpBounds {
