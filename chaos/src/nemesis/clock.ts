@@ -118,7 +118,8 @@ export function libfaketime(): string {
  * at the real rate and time; setRate changes the rate with the process's
  * clocks continuous and monotonic. One process at a time per clock: one
  * started later on the same file (a restart) starts from the spec in force,
- * which the model follows only if restarting() rewrote it just before.
+ * which the model follows only if restarting() rewrote it just before, and
+ * runs at the rate set only once started() says it is up.
  * close() once the last process has exited.
  */
 export class FaketimeClock {
@@ -133,6 +134,8 @@ export class FaketimeClock {
    */
   wake: () => void = () => {};
   readonly #segments: Segment[];
+  /** While a process starts (restarting() until started()): the rate to run at once it is up. */
+  #rateOnceStarted: number | undefined;
   #closed = false;
 
   private constructor(file: string, env: NodeJS.ProcessEnv, first: Segment) {
@@ -168,9 +171,9 @@ export class FaketimeClock {
     return new FaketimeClock(file, env, first);
   }
 
-  /** The rate the latest spec sets. */
+  /** The rate the latest setRate asked for: while a process starts, the one it will run at once started() is called. */
   get rate(): number {
-    return this.#segments.at(-1)!.rate;
+    return this.#rateOnceStarted ?? this.#segments.at(-1)!.rate;
   }
 
   /**
@@ -179,11 +182,21 @@ export class FaketimeClock {
    * a rate outside [0.01, 100], and Error if the rewrite took longer than
    * REWRITE_WINDOW_MS: the new rate is then in place, but a reading made
    * during the rewrite may be ahead of it, so the clock may have stepped back.
+   * While a process starts (see restarting()) the rate waits for started().
    */
   setRate(rate: number): void {
     if (!(rate >= RATE_RANGE[0] && rate <= RATE_RANGE[1])) {
       throw new RangeError(`a clock rate must be within [${RATE_RANGE.join(', ')}], not ${rate}`);
     }
+    if (this.#rateOnceStarted !== undefined) {
+      this.#rateOnceStarted = rate;
+      return;
+    }
+    this.#rewrite(rate);
+  }
+
+  /** Writes a spec at `rate` from the model's value; throws as setRate does. */
+  #rewrite(rate: number): void {
     const previous = this.#segments.at(-1)!;
     const startedMs = sharedNowMs();
     // In whole microseconds, rounded up, so the spec says exactly the model's value.
@@ -260,16 +273,32 @@ export class FaketimeClock {
 
   /**
    * Call before a process starts on this clock in place of one that exited
-   * (a crash's restart): it rewrites the spec at the rate in force from the
-   * model's value, as setRate does, so the new process's clock starts where
-   * the model has the clock and the model follows it from its first reading
-   * (bound() counts how late that came). Without it the new process would
-   * start from the last spec's value, behind the model by the time since that
-   * rewrite times its rate, and jump ahead by as much at the next rewrite.
-   * Throws as setRate does.
+   * (a crash's restart), and started() once it is up. It rewrites the spec
+   * from the model's value, as setRate does, so the new process's clock
+   * starts where the model has the clock and the model follows it from its
+   * first reading (bound() counts how late that came). Without it the new
+   * process would start from the last spec's value, behind the model by the
+   * time since that rewrite times its rate, and jump ahead by as much at the
+   * next rewrite.
+   *
+   * The spec runs at the real rate until started(): Node fixes a process's
+   * time origin from two clock readings in a row (monotonic, then wall), so
+   * `timeOrigin + now()` is ahead of the wall clock, and of the model, by the
+   * time between them times the rate. At x1 that is what every process's
+   * origin carries (CLOCK_FLOOR_MS); at x50 a probe read 2.7 ms ahead, and
+   * at x4 under load a CI run saw 7 ms. Throws as setRate does.
    */
   restarting(): void {
-    this.setRate(this.rate);
+    this.#rateOnceStarted = this.rate;
+    this.#rewrite(1);
+  }
+
+  /** The restarted process is up (its time origin fixed): the rate setRate last asked for takes effect. Throws as setRate does. */
+  started(): void {
+    const rate = this.#rateOnceStarted;
+    if (rate === undefined) return;
+    this.#rateOnceStarted = undefined;
+    if (rate !== this.#segments.at(-1)!.rate) this.#rewrite(rate);
   }
 
   /** Stops watching for the process's reads and removes the file: only once the process has exited, or it falls back to the real time. */

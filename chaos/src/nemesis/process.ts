@@ -60,7 +60,8 @@ export function pause(target: ProcessTarget): Nemesis {
  * same flags. With `wipeData` its data directory is deleted before the
  * restart (a lost disk: for the coordinator, L6 must still hold). A service
  * that runs on a fake `clock` (started with its env) comes back on it, where
- * the clock's model has it (FaketimeClock.restarting).
+ * the clock's model has it, at the skewed rate once it is up
+ * (FaketimeClock.restarting, started).
  */
 export function crash(
   cluster: Pick<Cluster, 'pidOf' | 'kill' | 'restart'>,
@@ -75,7 +76,7 @@ export function crash(
       detail: `SIGKILL pid ${pid}`,
       undo: async () => {
         clock?.restarting();
-        const next = await cluster.restart(service, restart);
+        const next = await cluster.restart(service, restart).finally(() => clock?.started());
         return `restarted as pid ${next.child.pid} on ${next.ready.address}, data ${options.wipeData ? 'wiped' : 'kept'}`;
       },
     };
