@@ -15,7 +15,9 @@
 // help.
 import * as grpc from '@grpc/grpc-js';
 import {
+  MessageStream,
   remoteFailureOfStatus,
+  type StreamFailure,
   type WriteRequest,
   type WriteStreamRequest,
   type WriteStreamResponse__Output,
@@ -40,123 +42,18 @@ export interface WriteStreamSettings {
   readonly observer?: CallObserver | undefined;
 }
 
-interface Pending {
-  resolve(receipt: WriteReceipt): void;
-  reject(error: FencerError): void;
-}
-
 /** (resource, result_id) as one map key; the resource's length keeps any two different pairs apart. */
 const keyOf = (resource: string, resultId: string) => `${resource.length}:${resource}${resultId}`;
-
-/**
- * One WriteStream call and the writes waiting for its answers. It fails as
- * a whole: once failed, it sends nothing more and every pending write has
- * been rejected.
- */
-class StreamCall {
-  readonly #call: grpc.ClientDuplexStream<WriteStreamRequest, WriteStreamResponse__Output>;
-  /** Unanswered writes in the order they were sent, so the first is the one due soonest. */
-  readonly #pending = new Map<string, { readonly settle: Pending; readonly dueAt: number }>();
-  readonly #timeoutMs: number;
-  /** Armed while writes are pending, for the first one's due time (one timer, not one per write). */
-  #timer: NodeJS.Timeout | undefined;
-  readonly #onFailed: (call: StreamCall) => void;
-  #failed = false;
-
-  constructor(settings: WriteStreamSettings, onFailed: (call: StreamCall) => void) {
-    this.#timeoutMs = settings.timeoutMs;
-    this.#onFailed = onFailed;
-    this.#call = settings.open();
-    this.#call.on('data', (answer: WriteStreamResponse__Output) => this.#answer(answer));
-    // 'status' always comes; 'error' repeats a non-OK one (and must be listened to).
-    this.#call.on('error', () => undefined);
-    this.#call.on('status', (status: grpc.StatusObject) =>
-      this.fail(
-        status.code === grpc.status.OK
-          ? failure(grpc.status.UNAVAILABLE, 'the sink ended the write stream')
-          : toFencerError(Object.assign(new Error(status.details), status)),
-      ),
-    );
-  }
-
-  get failed(): boolean {
-    return this.#failed;
-  }
-
-  /** Sends one write; `pending` settles with its answer or this call's failure. */
-  send(key: string, request: WriteRequest, pending: Pending): void {
-    this.#pending.set(key, { settle: pending, dueAt: performance.now() + this.#timeoutMs });
-    this.#timer ??= setTimeout(() => this.#checkDue(), this.#timeoutMs);
-    this.#call.write({ write: request });
-  }
-
-  /** Fails the call if its oldest unanswered write is overdue; else waits for that write's due time. */
-  #checkDue(): void {
-    this.#timer = undefined;
-    const oldest = this.#pending.values().next();
-    if (oldest.done) return;
-    const left = oldest.value.dueAt - performance.now();
-    if (left > 0) {
-      this.#timer = setTimeout(() => this.#checkDue(), left);
-      return;
-    }
-    this.fail(
-      failure(
-        grpc.status.DEADLINE_EXCEEDED,
-        `no answer to a write within ${this.#timeoutMs} ms: the write stream counts as broken`,
-      ),
-    );
-  }
-
-  /** Half-closes: the sink answers what it has, then ends the call. */
-  end(): void {
-    if (!this.#failed) this.#call.end();
-  }
-
-  /** Cancels the call and rejects every pending write with what `error` means for it (see the file comment). */
-  fail(error: FencerError): void {
-    if (this.#failed) return;
-    this.#failed = true;
-    this.#call.cancel();
-    clearTimeout(this.#timer);
-    const rejection = error instanceof AuthError ? error : unknownFate(error);
-    for (const { settle } of this.#pending.values()) settle.reject(rejection);
-    this.#pending.clear();
-    this.#onFailed(this);
-  }
-
-  #answer(answer: WriteStreamResponse__Output): void {
-    const key = keyOf(answer.resource, answer.result_id);
-    const pending = this.#pending.get(key);
-    if (!pending) {
-      // Not a write this call is waiting for: nothing on it can be trusted to match.
-      const pair = JSON.stringify({ resource: answer.resource, result_id: answer.result_id });
-      this.fail(failure(grpc.status.INTERNAL, `the sink answered a write this stream is not waiting for: ${pair}`));
-      return;
-    }
-    this.#pending.delete(key);
-    if (this.#pending.size === 0) {
-      // Nothing left to time: an idle stream holds no timer.
-      clearTimeout(this.#timer);
-      this.#timer = undefined;
-    }
-    const { settle } = pending;
-    if (answer.written) {
-      settle.resolve({
-        outcome: answer.written.outcome === 'REPLAYED' ? 'replayed' : 'applied',
-        fence: BigInt(answer.written.fence),
-      });
-    } else if (answer.refused) {
-      settle.reject(typedError(remoteFailureOfStatus(answer.refused)));
-    } else {
-      settle.reject(failure(grpc.status.INTERNAL, 'the sink answered a write with neither a receipt nor a refusal'));
-    }
-  }
-}
 
 /** A failure this library decided, without a status from the sink. */
 function failure(code: grpc.status, message: string): FencerError {
   return typedError({ code, reason: '', metadata: {}, fieldViolations: [], message });
+}
+
+/** What a stream's failure means for one write on it (see the file comment). */
+function writeError(failed: StreamFailure): FencerError {
+  const error = toFencerError(Object.assign(new Error(failed.details), failed));
+  return error instanceof AuthError ? error : unknownFate(error);
 }
 
 /** A stream failure as seen by one write on it: its fate is unknown, so it is retryable with the same result id. */
@@ -174,6 +71,18 @@ function unknownFate(error: FencerError): UnavailableError {
   );
 }
 
+/** The receipt a write's answer carries, or the typed error of its refusal. */
+function receiptOf(answer: WriteStreamResponse__Output): WriteReceipt {
+  if (answer.written) {
+    return {
+      outcome: answer.written.outcome === 'REPLAYED' ? 'replayed' : 'applied',
+      fence: BigInt(answer.written.fence),
+    };
+  }
+  if (answer.refused) throw typedError(remoteFailureOfStatus(answer.refused));
+  throw failure(grpc.status.INTERNAL, 'the sink answered a write with neither a receipt nor a refusal');
+}
+
 /**
  * A connection's WriteStream, opened on the first write and again on the
  * first write after a failure (see the file comment for what a failure does
@@ -187,13 +96,17 @@ function unknownFate(error: FencerError): UnavailableError {
  */
 export class SinkWriteStream {
   readonly #settings: WriteStreamSettings;
-  #call: StreamCall | undefined;
-  /** Per pair in flight: settles when its latest write has. */
-  readonly #inFlight = new Map<string, Promise<unknown>>();
+  readonly #stream: MessageStream<WriteStreamRequest, WriteStreamResponse__Output>;
   #closed = false;
 
   constructor(settings: WriteStreamSettings) {
     this.#settings = settings;
+    this.#stream = new MessageStream({
+      open: settings.open,
+      timeoutMs: settings.timeoutMs,
+      keyOfAnswer: (answer) => keyOf(answer.resource, answer.result_id),
+      noun: 'write',
+    });
   }
 
   /**
@@ -203,23 +116,13 @@ export class SinkWriteStream {
    * failed first. Prefer FencedWriter with `{ stream: true }`.
    */
   write(request: WriteFields): Promise<WriteReceipt> {
-    const key = keyOf(request.resource, request.resultId);
-    const before = this.#inFlight.get(key);
-    // After the earlier write settles, whichever way: its refusal is its own.
-    const send = () => this.#send(key, request);
-    const sent = before ? before.then(send, send) : send();
-    this.#inFlight.set(key, sent);
-    const forget = () => {
-      if (this.#inFlight.get(key) === sent) this.#inFlight.delete(key);
-    };
-    sent.then(forget, forget);
-    return sent;
+    return this.#send(keyOf(request.resource, request.resultId), request);
   }
 
   /** Half-closes the stream (the sink answers what it has) and refuses later writes. */
   close(): void {
     this.#closed = true;
-    this.#call?.end();
+    this.#stream.end();
   }
 
   #send(key: string, request: WriteFields): Promise<WriteReceipt> {
@@ -230,15 +133,13 @@ export class SinkWriteStream {
       payload: Buffer.from(request.payload),
     };
     const observed = this.#settings.observer?.({ method: 'Write', request: wire, streamed: true });
-    return new Promise<WriteReceipt>((resolve, reject) => {
-      if (this.#closed) {
-        // A caller's bug, not a fault to retry through.
-        reject(failure(grpc.status.INTERNAL, 'write on a closed write stream (its connection was closed)'));
-        return;
-      }
-      const call = this.#open();
-      call.send(key, wire, { resolve, reject });
-    }).then(
+    const answered = this.#closed
+      ? // A caller's bug, not a fault to retry through.
+        Promise.reject(failure(grpc.status.INTERNAL, 'write on a closed write stream (its connection was closed)'))
+      : this.#stream.send(key, { write: wire }).then(receiptOf, (failed: StreamFailure) => {
+          throw writeError(failed);
+        });
+    return answered.then(
       (receipt) => {
         observed?.({ ok: true, response: { outcome: receipt.outcome.toUpperCase(), fence: receipt.fence.toString() } });
         return receipt;
@@ -248,14 +149,5 @@ export class SinkWriteStream {
         throw error;
       },
     );
-  }
-
-  #open(): StreamCall {
-    if (!this.#call || this.#call.failed) {
-      this.#call = new StreamCall(this.#settings, (failed) => {
-        if (this.#call === failed) this.#call = undefined;
-      });
-    }
-    return this.#call;
   }
 }
