@@ -5,8 +5,8 @@ Fences and results live in memory, in two dicts under one lock, so the sink
 forgets everything when it stops: durability (F6, S5) is out of its reach by
 design. It serves Write, Read, GetFence and AdvanceFence (F1, F3, F4, roles
 A1/A2/A4, the owner binding of A5, V1/V2 validation, V3's strict decoding);
-WriteStream and
-ListResults, this project's extensions, answer UNIMPLEMENTED. Every refusal
+WriteStream, AdvanceFenceStream and ListResults, this project's extensions,
+answer UNIMPLEMENTED (a coordinator then sends its advances as unary calls). Every refusal
 is sent as the error model says: the gRPC code, a google.rpc.Status in
 grpc-status-details-bin holding an ErrorInfo (domain fencing.v1) and, for bad
 input, a BadRequest naming the field, and the reason in `fencing-reason`.
@@ -303,6 +303,9 @@ class Sink:
 
     def WriteStream(self, _requests, context):
         context.abort(grpc.StatusCode.UNIMPLEMENTED, "WriteStream is not offered")
+
+    def AdvanceFenceStream(self, _requests, context):
+        context.abort(grpc.StatusCode.UNIMPLEMENTED, "AdvanceFenceStream is not offered")
 
     def ListResults(self, _request, context):
         context.abort(grpc.StatusCode.UNIMPLEMENTED, "ListResults is not offered")

@@ -108,6 +108,14 @@ export type {
 } from './generated/fencing/v1/AdvanceFenceResponse.js';
 export type { WriteRequest, WriteRequest__Output } from './generated/fencing/v1/WriteRequest.js';
 export type { WriteResponse, WriteResponse__Output } from './generated/fencing/v1/WriteResponse.js';
+export type {
+  AdvanceFenceStreamRequest,
+  AdvanceFenceStreamRequest__Output,
+} from './generated/fencing/v1/AdvanceFenceStreamRequest.js';
+export type {
+  AdvanceFenceStreamResponse,
+  AdvanceFenceStreamResponse__Output,
+} from './generated/fencing/v1/AdvanceFenceStreamResponse.js';
 export type { WriteStreamRequest, WriteStreamRequest__Output } from './generated/fencing/v1/WriteStreamRequest.js';
 export type { WriteStreamResponse, WriteStreamResponse__Output } from './generated/fencing/v1/WriteStreamResponse.js';
 export type { WriteRefusal, WriteRefusal__Output } from './generated/fencing/v1/WriteRefusal.js';

@@ -26,6 +26,7 @@ import { authorize, principalOf, reauthenticate, type Authenticator, type Role }
 import { RefusedMessage } from './call-gate.js';
 import { Failure } from './failure.js';
 import type { Logger } from './log.js';
+import { inCarriedTrace } from './tracing.js';
 import { rpcCallsByCode, rpcSeconds, streamMessagesInFlight } from './metrics.js';
 import { asFailure, statusDetailsOf, toStatus, type CallContext, type UnaryHandler } from './unary.js';
 
@@ -35,6 +36,8 @@ export interface MessageStreamHandler<Req, Res> {
   readonly handle: UnaryHandler<Req, Res>;
   /** The answer that carries the refusal `status` of `request` (undefined: its bytes could not be decoded, V3). */
   readonly refuse: (request: Req | undefined, status: StatusDetails) => Res;
+  /** The trace context a message carries (see messageSpan), if its messages carry one: each is then handled in a span of that trace. */
+  readonly traceContext?: (request: Req) => Readonly<Record<string, string>> | undefined;
 }
 
 /** Messages of one stream read but not yet answered before reading pauses (V4). */
@@ -87,6 +90,7 @@ export function messageStreamFactory(options: {
     handler: MessageStreamHandler<Req, Res>,
   ): grpc.handleBidiStreamingCall<Req | RefusedMessage, Res> {
     const labels = { service, method };
+    const spanName = `${method} message`;
     const messagesInFlight = streamMessagesInFlight(service, method);
     const counted = rpcCallsByCode(service, method);
     return (call) => {
@@ -167,7 +171,7 @@ export function messageStreamFactory(options: {
         const handled =
           message instanceof RefusedMessage
             ? Promise.reject(message.failure)
-            : (async () => handler.handle(message, context))();
+            : inCarriedTrace(spanName, handler.traceContext?.(message), async () => handler.handle(message, context));
         handled.then(
           (response) => {
             stopTimer();

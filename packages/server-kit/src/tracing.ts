@@ -8,7 +8,7 @@
 // process that traces.
 import { appendFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { Phases } from '@fencer/common';
 import { ConfigError } from '@fencer/cli-kit';
 
@@ -74,8 +74,10 @@ export async function hookGrpc(): Promise<void> {
   if (grpcHooked) return;
   grpcHooked = true;
   const { GrpcInstrumentation } = await import('@opentelemetry/instrumentation-grpc');
-  // Health probes would bury the calls that matter.
-  new GrpcInstrumentation({ ignoreGrpcMethods: ['Check', 'Watch'] });
+  // Health probes would bury the calls that matter; a stream of
+  // AdvanceFences lives as long as the process, and each of its messages
+  // gets a span of its own (messageSpan, inCarriedTrace).
+  new GrpcInstrumentation({ ignoreGrpcMethods: ['Check', 'Watch', 'AdvanceFenceStream'] });
   // The instrumentation patches a module when it is require()d, but our
   // modules are ESM, whose imports of grpc-js bypass require(). Requiring it
   // here patches the one shared copy, which later ESM imports then see.
@@ -110,23 +112,62 @@ export function stopTracingAfter<T extends { stop(): Promise<void> }>(server: T,
 }
 
 /**
+ * Sends one message of a stream as a CLIENT span `name` of the active trace,
+ * handing `send` the W3C trace context to carry in the message (what a
+ * unary call carries in its metadata). With no span active (not tracing,
+ * or outside any call) `send` gets an empty carrier and nothing is recorded.
+ */
+export function messageSpan<T>(name: string, send: (carrier: Record<string, string>) => Promise<T>): Promise<T> {
+  if (trace.getActiveSpan() === undefined) return send({});
+  return trace.getTracer('fencer').startActiveSpan(name, { kind: SpanKind.CLIENT }, (span) => {
+    const carrier: Record<string, string> = {};
+    propagation.inject(context.active(), carrier);
+    return endedWith(span, () => send(carrier));
+  });
+}
+
+/**
+ * Handles one message of a stream in a SERVER span `name` joined to the
+ * trace `carrier` names (see messageSpan); the phases inside become its
+ * children. Without a carrier (an untraced caller) it just runs `work`.
+ */
+export function inCarriedTrace<T>(
+  name: string,
+  carrier: Readonly<Record<string, string>> | undefined,
+  work: () => Promise<T>,
+): Promise<T> {
+  if (carrier === undefined || Object.keys(carrier).length === 0) return work();
+  const parent = propagation.extract(ROOT_CONTEXT, carrier);
+  return trace
+    .getTracer('fencer')
+    .startActiveSpan(name, { kind: SpanKind.SERVER }, parent, (span) => endedWith(span, work));
+}
+
+/** Runs `work` and ends `span` with its outcome. */
+async function endedWith<T>(span: Span, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    span.recordException(error as Error);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+    throw error;
+  } finally {
+    span.end();
+  }
+}
+
+/**
  * Records each phase as a span, a child of whatever span is active (the
  * call's server span). Without tracing started the API's tracer is a no-op,
  * but servers use `unrecorded` then, so an untraced call pays nothing.
  */
 export const spanPhases: Phases = {
   run: (name, work, describe) =>
-    trace.getTracer('fencer').startActiveSpan(name, async (span) => {
-      try {
+    trace.getTracer('fencer').startActiveSpan(name, (span) =>
+      endedWith(span, async () => {
         const result = await work();
         if (describe) span.setAttributes(describe(result));
         return result;
-      } catch (error) {
-        span.recordException(error as Error);
-        span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
-        throw error;
-      } finally {
-        span.end();
-      }
-    }),
+      }),
+    ),
 };

@@ -3,6 +3,8 @@ import type { MessageTypeDefinition } from '@grpc/proto-loader';
 
 import type { AdvanceFenceRequest as _fencing_v1_AdvanceFenceRequest, AdvanceFenceRequest__Output as _fencing_v1_AdvanceFenceRequest__Output } from './fencing/v1/AdvanceFenceRequest.js';
 import type { AdvanceFenceResponse as _fencing_v1_AdvanceFenceResponse, AdvanceFenceResponse__Output as _fencing_v1_AdvanceFenceResponse__Output } from './fencing/v1/AdvanceFenceResponse.js';
+import type { AdvanceFenceStreamRequest as _fencing_v1_AdvanceFenceStreamRequest, AdvanceFenceStreamRequest__Output as _fencing_v1_AdvanceFenceStreamRequest__Output } from './fencing/v1/AdvanceFenceStreamRequest.js';
+import type { AdvanceFenceStreamResponse as _fencing_v1_AdvanceFenceStreamResponse, AdvanceFenceStreamResponse__Output as _fencing_v1_AdvanceFenceStreamResponse__Output } from './fencing/v1/AdvanceFenceStreamResponse.js';
 import type { GetFenceRequest as _fencing_v1_GetFenceRequest, GetFenceRequest__Output as _fencing_v1_GetFenceRequest__Output } from './fencing/v1/GetFenceRequest.js';
 import type { GetFenceResponse as _fencing_v1_GetFenceResponse, GetFenceResponse__Output as _fencing_v1_GetFenceResponse__Output } from './fencing/v1/GetFenceResponse.js';
 import type { ListResultsRequest as _fencing_v1_ListResultsRequest, ListResultsRequest__Output as _fencing_v1_ListResultsRequest__Output } from './fencing/v1/ListResultsRequest.js';
@@ -26,6 +28,8 @@ export interface ProtoGrpcType {
     v1: {
       AdvanceFenceRequest: MessageTypeDefinition<_fencing_v1_AdvanceFenceRequest, _fencing_v1_AdvanceFenceRequest__Output>
       AdvanceFenceResponse: MessageTypeDefinition<_fencing_v1_AdvanceFenceResponse, _fencing_v1_AdvanceFenceResponse__Output>
+      AdvanceFenceStreamRequest: MessageTypeDefinition<_fencing_v1_AdvanceFenceStreamRequest, _fencing_v1_AdvanceFenceStreamRequest__Output>
+      AdvanceFenceStreamResponse: MessageTypeDefinition<_fencing_v1_AdvanceFenceStreamResponse, _fencing_v1_AdvanceFenceStreamResponse__Output>
       GetFenceRequest: MessageTypeDefinition<_fencing_v1_GetFenceRequest, _fencing_v1_GetFenceRequest__Output>
       GetFenceResponse: MessageTypeDefinition<_fencing_v1_GetFenceResponse, _fencing_v1_GetFenceResponse__Output>
       ListResultsRequest: MessageTypeDefinition<_fencing_v1_ListResultsRequest, _fencing_v1_ListResultsRequest__Output>

@@ -2,7 +2,8 @@
 // (V1/V2) before anything touches state, call the engine, map the outcome.
 // A Write is one function whether it came as a unary call or as one message
 // of a WriteStream: the same checks, the one commit path (SinkEngine.write
-// and its group commit), the same outcomes and reasons.
+// and its group commit), the same outcomes and reasons. So is an
+// AdvanceFence, unary or a message of an AdvanceFenceStream.
 import {
   RequestCheck,
   messageStreamFactory,
@@ -16,6 +17,10 @@ import {
 } from '@fencer/server-kit';
 import {
   statusMessage,
+  type AdvanceFenceRequest__Output,
+  type AdvanceFenceResponse,
+  type AdvanceFenceStreamRequest__Output,
+  type AdvanceFenceStreamResponse,
   type SinkHandlers,
   type WriteRequest__Output,
   type WriteResponse,
@@ -31,6 +36,7 @@ import { advanceResponseOrThrow, readResponseOrThrow, writeResponseOrThrow } fro
  */
 export const SINK_ROLES = Object.freeze({
   AdvanceFence: ['coordinator'],
+  AdvanceFenceStream: ['coordinator'],
   Write: ['worker'],
   WriteStream: ['worker'],
   Read: ['worker', 'admin'],
@@ -64,18 +70,39 @@ export function sinkHandlers(
     const outcome = await engine.write({ resource, token, resultId, payload, writer: principal.identity });
     return writeResponseOrThrow(outcome, resource);
   };
+  const advanceFence = async (request: AdvanceFenceRequest__Output): Promise<AdvanceFenceResponse> => {
+    const check = new RequestCheck(limits);
+    const resource = check.id('resource', request.resource);
+    const token = check.positive('token', request.token);
+    const grantId = check.id('grant_id', request.grant_id);
+    // A5: absent (an --insecure deployment, a client of the old contract) binds no identity.
+    const ownerId = request.owner_id === '' ? null : check.id('owner_id', request.owner_id);
+    check.done();
+    const outcome = await engine.advanceFence({ resource, token, grantId, ownerId });
+    return advanceResponseOrThrow(outcome, resource);
+  };
   return {
-    AdvanceFence: unary('AdvanceFence', SINK_ROLES.AdvanceFence, async (request) => {
-      const check = new RequestCheck(limits);
-      const resource = check.id('resource', request.resource);
-      const token = check.positive('token', request.token);
-      const grantId = check.id('grant_id', request.grant_id);
-      // A5: absent (an --insecure deployment, a client of the old contract) binds no identity.
-      const ownerId = request.owner_id === '' ? null : check.id('owner_id', request.owner_id);
-      check.done();
-      const outcome = await engine.advanceFence({ resource, token, grantId, ownerId });
-      return advanceResponseOrThrow(outcome, resource);
-    }),
+    AdvanceFence: unary('AdvanceFence', SINK_ROLES.AdvanceFence, advanceFence),
+    AdvanceFenceStream: messageStream<AdvanceFenceStreamRequest__Output, AdvanceFenceStreamResponse>(
+      'AdvanceFenceStream',
+      SINK_ROLES.AdvanceFenceStream,
+      {
+        handle: async (message) => {
+          const check = new RequestCheck(limits);
+          const request = check.present('advance', message.advance);
+          check.done();
+          const { resource, grant_id } = request!;
+          return { resource, grant_id, advanced: await advanceFence(request!) };
+        },
+        traceContext: (message) => message.trace_context,
+        // Named as sent, even when invalid: the coordinator matches answers by these.
+        refuse: (message, status) => ({
+          resource: message?.advance?.resource ?? '',
+          grant_id: message?.advance?.grant_id ?? '',
+          refused: statusMessage(status),
+        }),
+      },
+    ),
     Write: unary('Write', SINK_ROLES.Write, write),
     WriteStream: messageStream<WriteStreamRequest__Output, WriteStreamResponse>('WriteStream', SINK_ROLES.WriteStream, {
       handle: async (message, context) => {

@@ -4,6 +4,8 @@ import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
 import type { AdvanceFenceRequest as _fencing_v1_AdvanceFenceRequest, AdvanceFenceRequest__Output as _fencing_v1_AdvanceFenceRequest__Output } from '../../fencing/v1/AdvanceFenceRequest.js';
 import type { AdvanceFenceResponse as _fencing_v1_AdvanceFenceResponse, AdvanceFenceResponse__Output as _fencing_v1_AdvanceFenceResponse__Output } from '../../fencing/v1/AdvanceFenceResponse.js';
+import type { AdvanceFenceStreamRequest as _fencing_v1_AdvanceFenceStreamRequest, AdvanceFenceStreamRequest__Output as _fencing_v1_AdvanceFenceStreamRequest__Output } from '../../fencing/v1/AdvanceFenceStreamRequest.js';
+import type { AdvanceFenceStreamResponse as _fencing_v1_AdvanceFenceStreamResponse, AdvanceFenceStreamResponse__Output as _fencing_v1_AdvanceFenceStreamResponse__Output } from '../../fencing/v1/AdvanceFenceStreamResponse.js';
 import type { GetFenceRequest as _fencing_v1_GetFenceRequest, GetFenceRequest__Output as _fencing_v1_GetFenceRequest__Output } from '../../fencing/v1/GetFenceRequest.js';
 import type { GetFenceResponse as _fencing_v1_GetFenceResponse, GetFenceResponse__Output as _fencing_v1_GetFenceResponse__Output } from '../../fencing/v1/GetFenceResponse.js';
 import type { ListResultsRequest as _fencing_v1_ListResultsRequest, ListResultsRequest__Output as _fencing_v1_ListResultsRequest__Output } from '../../fencing/v1/ListResultsRequest.js';
@@ -38,6 +40,41 @@ export interface SinkClient extends grpc.Client {
   advanceFence(argument: _fencing_v1_AdvanceFenceRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_fencing_v1_AdvanceFenceResponse__Output>): grpc.ClientUnaryCall;
   advanceFence(argument: _fencing_v1_AdvanceFenceRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_fencing_v1_AdvanceFenceResponse__Output>): grpc.ClientUnaryCall;
   advanceFence(argument: _fencing_v1_AdvanceFenceRequest, callback: grpc.requestCallback<_fencing_v1_AdvanceFenceResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * This project's extension of the contract (not in the shared
+   * PROTOCOL.md): many AdvanceFences on one call, so that a coordinator's
+   * grant costs a message on an open stream rather than a call of its own.
+   * Coordinator credential only (A1, A4), checked once, before any message
+   * is read. Each request carries one AdvanceFence, judged exactly as the
+   * unary call (F4, A5, F6, V1–V3) and answered by one response naming its
+   * resource and grant_id, once durable. Answers come as advances are
+   * decided: match them by (resource, grant_id), and send a second advance
+   * of the same pair only once the first is answered. A refused message
+   * (FENCE_REGRESSION, INVALID_ARGUMENT) ends nothing; the stream ends with
+   * a status, as WriteStream's does, only for what no later message could
+   * escape (UNAVAILABLE, INTERNAL). A sink without it answers UNIMPLEMENTED:
+   * the unary AdvanceFence stays the reference.
+   */
+  AdvanceFenceStream(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_fencing_v1_AdvanceFenceStreamRequest, _fencing_v1_AdvanceFenceStreamResponse__Output>;
+  AdvanceFenceStream(options?: grpc.CallOptions): grpc.ClientDuplexStream<_fencing_v1_AdvanceFenceStreamRequest, _fencing_v1_AdvanceFenceStreamResponse__Output>;
+  /**
+   * This project's extension of the contract (not in the shared
+   * PROTOCOL.md): many AdvanceFences on one call, so that a coordinator's
+   * grant costs a message on an open stream rather than a call of its own.
+   * Coordinator credential only (A1, A4), checked once, before any message
+   * is read. Each request carries one AdvanceFence, judged exactly as the
+   * unary call (F4, A5, F6, V1–V3) and answered by one response naming its
+   * resource and grant_id, once durable. Answers come as advances are
+   * decided: match them by (resource, grant_id), and send a second advance
+   * of the same pair only once the first is answered. A refused message
+   * (FENCE_REGRESSION, INVALID_ARGUMENT) ends nothing; the stream ends with
+   * a status, as WriteStream's does, only for what no later message could
+   * escape (UNAVAILABLE, INTERNAL). A sink without it answers UNIMPLEMENTED:
+   * the unary AdvanceFence stays the reference.
+   */
+  advanceFenceStream(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_fencing_v1_AdvanceFenceStreamRequest, _fencing_v1_AdvanceFenceStreamResponse__Output>;
+  advanceFenceStream(options?: grpc.CallOptions): grpc.ClientDuplexStream<_fencing_v1_AdvanceFenceStreamRequest, _fencing_v1_AdvanceFenceStreamResponse__Output>;
   
   /**
    * The resource's current fence; 0 when it has never been advanced.
@@ -163,6 +200,23 @@ export interface SinkHandlers extends grpc.UntypedServiceImplementation {
   AdvanceFence: grpc.handleUnaryCall<_fencing_v1_AdvanceFenceRequest__Output, _fencing_v1_AdvanceFenceResponse>;
   
   /**
+   * This project's extension of the contract (not in the shared
+   * PROTOCOL.md): many AdvanceFences on one call, so that a coordinator's
+   * grant costs a message on an open stream rather than a call of its own.
+   * Coordinator credential only (A1, A4), checked once, before any message
+   * is read. Each request carries one AdvanceFence, judged exactly as the
+   * unary call (F4, A5, F6, V1–V3) and answered by one response naming its
+   * resource and grant_id, once durable. Answers come as advances are
+   * decided: match them by (resource, grant_id), and send a second advance
+   * of the same pair only once the first is answered. A refused message
+   * (FENCE_REGRESSION, INVALID_ARGUMENT) ends nothing; the stream ends with
+   * a status, as WriteStream's does, only for what no later message could
+   * escape (UNAVAILABLE, INTERNAL). A sink without it answers UNIMPLEMENTED:
+   * the unary AdvanceFence stays the reference.
+   */
+  AdvanceFenceStream: grpc.handleBidiStreamingCall<_fencing_v1_AdvanceFenceStreamRequest__Output, _fencing_v1_AdvanceFenceStreamResponse>;
+  
+  /**
    * The resource's current fence; 0 when it has never been advanced.
    */
   GetFence: grpc.handleUnaryCall<_fencing_v1_GetFenceRequest__Output, _fencing_v1_GetFenceResponse>;
@@ -211,6 +265,7 @@ export interface SinkHandlers extends grpc.UntypedServiceImplementation {
 
 export interface SinkDefinition extends grpc.ServiceDefinition {
   AdvanceFence: MethodDefinition<_fencing_v1_AdvanceFenceRequest, _fencing_v1_AdvanceFenceResponse, _fencing_v1_AdvanceFenceRequest__Output, _fencing_v1_AdvanceFenceResponse__Output>
+  AdvanceFenceStream: MethodDefinition<_fencing_v1_AdvanceFenceStreamRequest, _fencing_v1_AdvanceFenceStreamResponse, _fencing_v1_AdvanceFenceStreamRequest__Output, _fencing_v1_AdvanceFenceStreamResponse__Output>
   GetFence: MethodDefinition<_fencing_v1_GetFenceRequest, _fencing_v1_GetFenceResponse, _fencing_v1_GetFenceRequest__Output, _fencing_v1_GetFenceResponse__Output>
   ListResults: MethodDefinition<_fencing_v1_ListResultsRequest, _fencing_v1_ListResultsResponse, _fencing_v1_ListResultsRequest__Output, _fencing_v1_ListResultsResponse__Output>
   Read: MethodDefinition<_fencing_v1_ReadRequest, _fencing_v1_ReadResponse, _fencing_v1_ReadRequest__Output, _fencing_v1_ReadResponse__Output>
