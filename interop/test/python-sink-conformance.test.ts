@@ -105,7 +105,7 @@ describe('an independent Sink in Python, held to fencer conformance', () => {
     // here unless it finds a real failure (then the next line names it).
     expect(results.filter((result) => result.status === 'failed')).toEqual([]);
     expect(status).toMatchObject({
-      L3: 'held', // the coordinator's AdvanceFence reached the Python sink before the grant
+      L3: 'held', // the coordinator's AdvanceFence reached the Python sink before the grant, unary: it has no AdvanceFenceStream
       F1: 'held',
       F3: 'held',
       errors: 'held', // RESULT_NOT_FOUND from the Python sink, as ErrorInfo and trailer

@@ -1,8 +1,12 @@
 // The gRPC SinkPort against a real sink process: F4 outcomes become
 // advanced/regression, every transport failure becomes unavailable with the
-// gRPC code name, and calls are bounded by the sink deadline.
+// gRPC code name, and calls are bounded by the sink deadline. Advances go
+// as messages of an AdvanceFenceStream; a stream that broke is replaced at
+// the next advance, and a sink without the stream gets unary calls.
 import { createServer } from 'node:net';
+import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fencing, type AdvanceFenceRequest__Output, type AdvanceFenceResponse } from '@fencer/proto';
 import { stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
 import { GrpcSinkClient } from '../src/adapters/sink-client.js';
 import { fresh, startSinkProcess } from './helpers.js';
@@ -61,6 +65,47 @@ describe('GrpcSinkClient (SinkPort over gRPC)', () => {
       expect(await client.getFence(resource)).toEqual({ kind: 'unavailable', sinkCode: 'DEADLINE_EXCEEDED' });
     } finally {
       sink.kill('SIGCONT');
+    }
+    // The stream that timed out was given up: the next advance opens another, and is answered.
+    expect(await client.advanceFence({ resource, token: 3n, grantId: 'after', ownerId: 'alice' })).toEqual({
+      kind: 'advanced',
+      fence: 3n,
+    });
+  });
+
+  it('a sink of the shared contract alone (no AdvanceFenceStream) gets the unary AdvanceFence, from then on', async () => {
+    const unaryCalls: string[] = [];
+    const server = new grpc.Server();
+    // Only the unary call: grpc-js answers every other method UNIMPLEMENTED, as such a sink would.
+    server.addService(fencing.Sink.service, {
+      AdvanceFence: (
+        call: grpc.ServerUnaryCall<AdvanceFenceRequest__Output, AdvanceFenceResponse>,
+        done: grpc.sendUnaryData<AdvanceFenceResponse>,
+      ) => {
+        unaryCalls.push(call.request.grant_id);
+        done(null, { fence: call.request.token });
+      },
+    });
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
+        error ? reject(error) : resolve(bound),
+      ),
+    );
+    const older = new GrpcSinkClient({ address: `127.0.0.1:${port}`, token: null, deadlineMs: 2_000 });
+    try {
+      for (const [token, grantId] of [
+        [1n, 'first'],
+        [2n, 'second'],
+      ] as const) {
+        expect(await older.advanceFence({ resource: 'r', token, grantId, ownerId: null })).toEqual({
+          kind: 'advanced',
+          fence: token,
+        });
+      }
+      expect(unaryCalls).toEqual(['first', 'second']);
+    } finally {
+      older.close();
+      server.forceShutdown();
     }
   });
 
