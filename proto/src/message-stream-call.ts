@@ -29,6 +29,13 @@ export interface MessageStreamSettings<Req, Res> {
   readonly keyOfAnswer: (answer: Res) => string;
   /** Names a request in a failure's message ("write", "advance"). */
   readonly noun: string;
+  /**
+   * The channel the calls go on, if the stream should move to a new call
+   * whenever it leaves READY: a GOAWAY (a server's max connection age, a
+   * server stopping) lets the calls on the old connection finish but closes
+   * it after a grace, failing whatever a long-lived call still carries then.
+   */
+  readonly channel?: grpc.ChannelInterface;
 }
 
 /** How one request's promise settles. */
@@ -150,8 +157,11 @@ export class MessageStream<Req, Res> {
   #call: MessageStreamCall<Req, Res> | undefined;
   /** Per key in flight: settles when its latest request has. */
   readonly #inFlight = new Map<string, Promise<unknown>>();
+  #ended = false;
 
-  constructor(private readonly settings: MessageStreamSettings<Req, Res>) {}
+  constructor(private readonly settings: MessageStreamSettings<Req, Res>) {
+    if (settings.channel) this.#watch(settings.channel, settings.channel.getConnectivityState(false));
+  }
 
   /** Sends `request`; resolves with its answer or rejects with the StreamFailure of the call it went on. */
   send(key: string, request: Req): Promise<Res> {
@@ -167,9 +177,24 @@ export class MessageStream<Req, Res> {
     return sent;
   }
 
-  /** Half-closes the open call, if any: the server answers what it has. */
+  /** Half-closes the open call, if any: the server answers what it has. Stops watching the channel. */
   end(): void {
+    this.#ended = true;
     this.#call?.end();
+  }
+
+  /** Half-closes the open call when the channel leaves READY: what it carries is answered on it, the next request goes on a new one. */
+  #watch(channel: grpc.ChannelInterface, state: grpc.connectivityState): void {
+    // No deadline: the callback comes at the next change, the channel's close (SHUTDOWN) included.
+    channel.watchConnectivityState(state, Infinity, () => {
+      if (this.#ended) return;
+      const now = channel.getConnectivityState(false);
+      if (state === grpc.connectivityState.READY && now !== state && this.#call) {
+        this.#call.end();
+        this.#call = undefined;
+      }
+      if (now !== grpc.connectivityState.SHUTDOWN) this.#watch(channel, now);
+    });
   }
 
   #open(): MessageStreamCall<Req, Res> {

@@ -346,6 +346,8 @@ export class SinkConnection extends Connection<SinkClient> {
   writeStream(): SinkWriteStream {
     this.#writeStream ??= new SinkWriteStream({
       open: () => this.client.WriteStream(this.metadata()),
+      // A sink's max connection age would otherwise close the stream with writes on it.
+      channel: this.client.getChannel(),
       timeoutMs: this.callTimeoutMs,
       observer: this.observer,
     });

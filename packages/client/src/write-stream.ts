@@ -39,6 +39,8 @@ export interface WriteStreamSettings {
   readonly open: () => grpc.ClientDuplexStream<WriteStreamRequest, WriteStreamResponse__Output>;
   /** How long a write may wait for its answer before the stream counts as broken. */
   readonly timeoutMs: number;
+  /** The connection's channel: leaving READY (a GOAWAY) moves the stream to a new call (MessageStreamSettings). */
+  readonly channel?: grpc.ChannelInterface;
   readonly observer?: CallObserver | undefined;
 }
 
@@ -104,6 +106,7 @@ export class SinkWriteStream {
     this.#stream = new MessageStream({
       open: settings.open,
       timeoutMs: settings.timeoutMs,
+      ...(settings.channel ? { channel: settings.channel } : {}),
       keyOfAnswer: (answer) => keyOf(answer.resource, answer.result_id),
       noun: 'write',
     });

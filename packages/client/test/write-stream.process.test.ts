@@ -296,4 +296,28 @@ describe('a sink that stops answering (SIGSTOP)', () => {
       expect(['applied', 'replayed']).toContain(retried.outcome);
     }
   });
+
+  it("a sink's max connection age moves the stream to a new connection: no write on it fails", async () => {
+    const dir = tempDir('fencer-client-stream-aging-');
+    dirs.push(dir);
+    // Asked to go away every 300 ms, and closed with whatever it carries 200 ms later.
+    const ages = ['--max-connection-age-ms', '300', '--max-connection-age-grace-ms', '200'];
+    const sink = await startFencer(['sink', '--insecure', '--listen', '127.0.0.1:0', '--data', dir.path, ...ages]);
+    started.push(sink);
+    await sinkCalls(sink.address).advance({ resource: 'aging', token: '1', grant_id: 'g1' });
+    const stream = connect(sink.address).writeStream();
+    const outcomes = new Map<string, number>();
+    // Two writes always in flight, for about ten of the connection's lifetimes.
+    const until = performance.now() + 3_000;
+    await Promise.all(
+      ['one', 'two'].map(async (lane) => {
+        for (let n = 0; performance.now() < until; n++) {
+          const ended = await settled(stream.write(request('aging', 1n, `${lane}-${n}`, 'x')));
+          const outcome = ended.receipt?.outcome ?? ended.error?.name ?? '?';
+          outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+        }
+      }),
+    );
+    expect([...outcomes.keys()]).toEqual(['applied']);
+  });
 });

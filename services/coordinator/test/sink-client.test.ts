@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fencing, type AdvanceFenceRequest__Output, type AdvanceFenceResponse } from '@fencer/proto';
-import { stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
+import { startFencer, stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
 import { GrpcSinkClient } from '../src/adapters/sink-client.js';
 import { fresh, startSinkProcess } from './helpers.js';
 
@@ -71,6 +71,42 @@ describe('GrpcSinkClient (SinkPort over gRPC)', () => {
       kind: 'advanced',
       fence: 3n,
     });
+  });
+
+  it("a sink's max connection age moves the stream to a new connection: no advance on it fails", async () => {
+    // Asked to go away every 300 ms, and closed with whatever it carries 200 ms later.
+    const aging = await startFencer([
+      'sink',
+      '--insecure',
+      '--listen',
+      '127.0.0.1:0',
+      '--data',
+      `${dir.path}/aging`,
+      '--max-connection-age-ms',
+      '300',
+      '--max-connection-age-grace-ms',
+      '200',
+    ]);
+    const advancing = new GrpcSinkClient({ address: aging.address, token: null, deadlineMs: 2_000 });
+    try {
+      const kinds = new Map<string, number>();
+      // Two advances always in flight, for about ten of the connection's lifetimes.
+      const until = performance.now() + 3_000;
+      await Promise.all(
+        ['one', 'two'].map(async (lane) => {
+          for (let token = 1n; performance.now() < until; token++) {
+            const outcome = await advancing.advanceFence({ resource: lane, token, grantId: `${token}`, ownerId: null });
+            const kind = outcome.kind === 'unavailable' ? outcome.sinkCode : outcome.kind;
+            kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+          }
+        }),
+      );
+      expect([...kinds.keys()]).toEqual(['advanced']);
+      expect(kinds.get('advanced')).toBeGreaterThan(20);
+    } finally {
+      advancing.close();
+      await stopFencer(aging);
+    }
   });
 
   it('a sink of the shared contract alone (no AdvanceFenceStream) gets the unary AdvanceFence, from then on', async () => {

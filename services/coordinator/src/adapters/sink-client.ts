@@ -78,6 +78,8 @@ export class GrpcSinkClient implements SinkPort {
       timeoutMs: options.deadlineMs,
       keyOfAnswer: (answer) => keyOf(answer.resource, answer.grant_id),
       noun: 'advance',
+      // A sink's max connection age would otherwise close the stream with advances on it.
+      channel: this.#client.getChannel(),
     });
   }
 
