@@ -479,6 +479,7 @@ export const CHECKS: readonly Check[] = [
     },
   },
   EXTENSION_CHECKS.WriteStream,
+  EXTENSION_CHECKS.AdvanceFenceStream,
   EXTENSION_CHECKS.ForceRelease,
   EXTENSION_CHECKS.ListResults,
 ];

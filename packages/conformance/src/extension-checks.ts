@@ -1,7 +1,7 @@
 // V3's strict decoding, which only bytes no generated client would send can
 // show, and what a deployment offers beyond the wire contract: server
-// reflection and this project's extensions (WriteStream, ForceRelease,
-// ListResults). An extension is checked when offered and skipped on
+// reflection and this project's extensions (WriteStream, AdvanceFenceStream,
+// ForceRelease, ListResults). An extension is checked when offered and skipped on
 // UNIMPLEMENTED: only the wire contract of PROTOCOL.md is required.
 import * as grpc from '@grpc/grpc-js';
 import { fencing, statusFromMessage } from '@fencer/proto';
@@ -9,6 +9,7 @@ import { reflect, reflectedServices } from '@fencer/supervisor';
 import {
   answered,
   Broken,
+  coordinatorCaller,
   grant,
   heldAtSink,
   owningSink,
@@ -44,11 +45,25 @@ const brokenTails = (text: number, number: number): readonly (readonly [string, 
   ['field number 0', Buffer.from([0x00, 0x01])],
 ];
 
+/** A refusal on a message stream: wire-identical to google.rpc.Status. */
+interface StreamRefusal {
+  code: number;
+  message: string;
+  details: { type_url: string; value: Buffer }[];
+}
+
 interface WrittenOrRefused {
   resource: string;
   result_id: string;
   written?: { outcome: string; fence: string } | null;
-  refused?: { code: number; message: string; details: { type_url: string; value: Buffer }[] } | null;
+  refused?: StreamRefusal | null;
+}
+
+interface AdvancedOrRefused {
+  resource: string;
+  grant_id: string;
+  advanced?: { fence: string } | null;
+  refused?: StreamRefusal | null;
 }
 
 export const EXTENSION_CHECKS = {
@@ -130,7 +145,10 @@ export const EXTENSION_CHECKS = {
         message(ahead, context.fresh('result')),
       ];
       const responses = answered(
-        offered(await context.wire.writeStream<object, WrittenOrRefused>(requests, a, index), 'WriteStream'),
+        offered(
+          await context.wire.sinkStream<object, WrittenOrRefused>('WriteStream', requests, a, index),
+          'WriteStream',
+        ),
         'WriteStream',
       );
       const seen = responses.map((response) =>
@@ -141,6 +159,52 @@ export const EXTENSION_CHECKS = {
         throw new Broken(`WriteStream answered [${seen.join(', ')}], not ${expected.join(', ')} (in any order)`);
       if (responses.some((response) => response.resource !== resource))
         throw new Broken('a WriteStream response does not name the resource of its request');
+    },
+  },
+  AdvanceFenceStream: {
+    rule: 'AdvanceFenceStream',
+    title:
+      'AdvanceFenceStream answers each message as a unary AdvanceFence would: advanced, the same grant again, FENCE_REGRESSION with the fence',
+    async run(context) {
+      const coordinator = coordinatorCaller(context);
+      const resource = context.fresh('fenced');
+      const owner = workers(context)[0].identity;
+      const message = (token: string, grantId: string) => ({
+        advance: { resource, token, grant_id: grantId, owner_id: owner },
+      });
+      const stream = async (requests: readonly object[]) =>
+        answered(
+          offered(
+            await context.wire.sinkStream<object, AdvancedOrRefused>('AdvanceFenceStream', requests, coordinator),
+            'AdvanceFenceStream',
+          ),
+          'AdvanceFenceStream',
+        );
+      const granted = context.fresh('grant');
+      await stream([message('5', granted)]);
+      // One message per grant: answers may come in any order, matched by grant_id.
+      const [again, other, lower] = [granted, context.fresh('grant'), context.fresh('grant')];
+      const responses = await stream([message('5', again), message('5', other), message('3', lower)]);
+      const seen = Object.fromEntries(
+        responses.map((response) => [
+          response.grant_id,
+          response.advanced
+            ? `advanced to ${response.advanced.fence}`
+            : response.refused
+              ? `${reasonOf(response.refused)} at ${fenceOf(response.refused)}`
+              : '(nothing)',
+        ]),
+      );
+      const expected = {
+        [again]: 'advanced to 5',
+        [other]: 'FENCE_REGRESSION at 5',
+        [lower]: 'FENCE_REGRESSION at 5',
+      };
+      const sorted = (answers: Record<string, string>) => JSON.stringify(Object.entries(answers).sort());
+      if (sorted(seen) !== sorted(expected))
+        throw new Broken(`AdvanceFenceStream answered ${JSON.stringify(seen)}, not ${JSON.stringify(expected)}`);
+      if (responses.length !== 3 || responses.some((response) => response.resource !== resource))
+        throw new Broken('an AdvanceFenceStream response does not name the resource of its request');
     },
   },
   ForceRelease: {
@@ -232,11 +296,20 @@ async function reflectionOf(
   throw new Skip(`${address} offers no server reflection (neither v1 nor v1alpha)`);
 }
 
-/** The ErrorInfo reason of a WriteStream refusal (wire-identical to google.rpc.Status). */
-function reasonOf(refusal: NonNullable<WrittenOrRefused['refused']>): string {
+/** The ErrorInfo reason of a message stream's refusal. */
+function reasonOf(refusal: StreamRefusal): string {
   try {
     return statusFromMessage(refusal).errorInfo?.reason ?? `code ${refusal.code} without ErrorInfo`;
   } catch {
     return `code ${refusal.code} with undecodable details`;
+  }
+}
+
+/** The fence a refusal's ErrorInfo names, if any. */
+function fenceOf(refusal: StreamRefusal): string {
+  try {
+    return statusFromMessage(refusal).errorInfo?.metadata.fence ?? '(no fence)';
+  } catch {
+    return '(no fence)';
   }
 }

@@ -121,14 +121,23 @@ export class Wire {
   }
 
   /**
-   * The sink's WriteStream (this project's extension) at sink `index`: sends
-   * `requests`, half-closes, and resolves with every response once the
-   * server ends the stream (or with its refusal).
+   * One of the sink's message streams (this project's extensions) at sink
+   * `index`: sends `requests`, half-closes, and resolves with every response
+   * once the server ends the stream (or with its refusal).
    */
-  writeStream<Req, Res>(requests: readonly Req[], caller: Caller | undefined, index = 0): Promise<Answer<Res[]>> {
-    const call = this.#sinkClient(index).WriteStream(this.#metadata(caller), {
-      deadline: Date.now() + this.deployment.timeoutMs,
-    });
+  sinkStream<Req, Res>(
+    method: SinkStreamMethod,
+    requests: readonly Req[],
+    caller: Caller | undefined,
+    index = 0,
+  ): Promise<Answer<Res[]>> {
+    const client = this.#sinkClient(index);
+    // The kit's messages are plain objects of the method's request type, as in #call.
+    const open = client[method].bind(client) as unknown as (
+      metadata: grpc.Metadata,
+      options: grpc.CallOptions,
+    ) => grpc.ClientDuplexStream<Req, Res>;
+    const call = open(this.#metadata(caller), { deadline: Date.now() + this.deployment.timeoutMs });
     const responses: Res[] = [];
     return new Promise((resolve) => {
       call.on('data', (response: Res) => responses.push(response));
@@ -136,7 +145,7 @@ export class Wire {
       call.on('status', ({ code }: grpc.StatusObject) => {
         if (code === grpc.status.OK) resolve({ ok: true, value: responses });
       });
-      for (const request of requests) call.write(request as never);
+      for (const request of requests) call.write(request);
       call.end();
     });
   }
@@ -208,6 +217,8 @@ export class Wire {
 
 export type CoordinatorMethod = 'Acquire' | 'Renew' | 'Release' | 'Describe' | 'ForceRelease';
 export type SinkMethod = 'Write' | 'Read' | 'GetFence' | 'AdvanceFence' | 'ListResults';
+/** The sink's message streams: this project's extensions. */
+export type SinkStreamMethod = 'WriteStream' | 'AdvanceFenceStream';
 
 function refusalOf(error: grpc.ServiceError): Refusal {
   const trailer = error.metadata?.get(REASON_KEY)[0];
