@@ -12,9 +12,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Vitest's default (cores - 1) is one worker on a 2-core machine; most
-    // test files spend their time waiting on child processes, sockets and
-    // TTLs, so a second worker nearly halves the run there, and a third
-    // fills what the two leave idle.
-    maxWorkers: Math.max(3, availableParallelism() - 1),
+    // test files spend their time waiting on child processes and sockets, so
+    // a second worker nearly halves the run there without starving either.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
   },
 });
