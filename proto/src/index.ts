@@ -15,7 +15,13 @@ import type { ProtoGrpcType as CoordinatorProto } from './generated/coordinator.
 
 export * from './status-details.js';
 export * from './unary-call.js';
-export { MessageStream, streamFailure, type MessageStreamSettings, type StreamFailure } from './message-stream-call.js';
+export {
+  MessageStream,
+  pairKey,
+  streamFailure,
+  type MessageStreamSettings,
+  type StreamFailure,
+} from './message-stream-call.js';
 export * from './channel-credentials.js';
 
 const rawOptions = JSON.parse(readFileSync(new URL('../loader-options.json', import.meta.url), 'utf8')) as {

@@ -44,6 +44,9 @@ export interface PendingAnswer<Res> {
   reject(failure: StreamFailure): void;
 }
 
+/** Two ids (resource and result id, resource and grant id) as one map key; the first's length keeps any two different pairs apart. */
+export const pairKey = (first: string, second: string) => `${first.length}:${first}${second}`;
+
 /** A failure decided on this side, without a status from the server. */
 export function streamFailure(code: grpc.status, details: string): StreamFailure {
   return { code, details, metadata: new grpc.Metadata() };

@@ -16,6 +16,7 @@
 import * as grpc from '@grpc/grpc-js';
 import {
   MessageStream,
+  pairKey,
   remoteFailureOfStatus,
   type StreamFailure,
   type WriteRequest,
@@ -43,9 +44,6 @@ export interface WriteStreamSettings {
   readonly channel?: grpc.ChannelInterface;
   readonly observer?: CallObserver | undefined;
 }
-
-/** (resource, result_id) as one map key; the resource's length keeps any two different pairs apart. */
-const keyOf = (resource: string, resultId: string) => `${resource.length}:${resource}${resultId}`;
 
 /** A failure this library decided, without a status from the sink. */
 function failure(code: grpc.status, message: string): FencerError {
@@ -107,7 +105,7 @@ export class SinkWriteStream {
       open: settings.open,
       timeoutMs: settings.timeoutMs,
       ...(settings.channel ? { channel: settings.channel } : {}),
-      keyOfAnswer: (answer) => keyOf(answer.resource, answer.result_id),
+      keyOfAnswer: (answer) => pairKey(answer.resource, answer.result_id),
       noun: 'write',
     });
   }
@@ -119,7 +117,7 @@ export class SinkWriteStream {
    * failed first. Prefer FencedWriter with `{ stream: true }`.
    */
   write(request: WriteFields): Promise<WriteReceipt> {
-    return this.#send(keyOf(request.resource, request.resultId), request);
+    return this.#send(pairKey(request.resource, request.resultId), request);
   }
 
   /** Half-closes the stream (the sink answers what it has) and refuses later writes. */

@@ -17,6 +17,7 @@ import {
   channelCredentials,
   fencing,
   MessageStream,
+  pairKey,
   remoteFailure,
   remoteFailureOfStatus,
   unaryCall,
@@ -60,9 +61,6 @@ const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   'grpc.enable_channelz': 0,
 };
 
-/** (resource, grant_id) as one key; the resource's length keeps any two different pairs apart. */
-const keyOf = (resource: string, grantId: string) => `${resource.length}:${resource}${grantId}`;
-
 /** A SinkPort backed by a fencing.v1.Sink client. Never throws for remote failures. */
 export class GrpcSinkClient implements SinkPort {
   readonly #client: SinkClient;
@@ -76,7 +74,7 @@ export class GrpcSinkClient implements SinkPort {
       // No deadline on the stream itself: each advance has its own (timeoutMs).
       open: () => this.#client.AdvanceFenceStream(this.#callOptions().metadata ?? new grpc.Metadata()),
       timeoutMs: options.deadlineMs,
-      keyOfAnswer: (answer) => keyOf(answer.resource, answer.grant_id),
+      keyOfAnswer: (answer) => pairKey(answer.resource, answer.grant_id),
       noun: 'advance',
       // A sink's max connection age would otherwise close the stream with advances on it.
       channel: this.#client.getChannel(),
@@ -90,7 +88,7 @@ export class GrpcSinkClient implements SinkPort {
     if (this.#unaryOnly) return this.#advanceUnary(request);
     try {
       const answer = await messageSpan('AdvanceFenceStream message', (carrier) =>
-        this.#advances.send(keyOf(resource, grantId), { advance: request, trace_context: carrier }),
+        this.#advances.send(pairKey(resource, grantId), { advance: request, trace_context: carrier }),
       );
       if (answer.advanced) return { kind: 'advanced', fence: BigInt(answer.advanced.fence) };
       if (answer.refused) return this.#refused(resource, remoteFailureOfStatus(answer.refused));
