@@ -37,7 +37,8 @@ interface Connection {
   readonly host: string;
   readonly openedAt: number;
   calls: number;
-  peerEnded: boolean;
+  /** The client sent its FIN before the server ended its side: the close is the client's. */
+  peerEndedFirst: boolean;
   /** Set when the server ends its HTTP/2 session with an error: its close is the server's, and already logged. */
   sessionError?: SessionError;
 }
@@ -140,11 +141,14 @@ export class ConnectionListener {
     }
     // grpc-js names a call's peer the same way (server-interceptors getPeer).
     const peer = `${host}:${socket.remotePort}`;
-    const connection: Connection = { host, openedAt: performance.now(), calls: 0, peerEnded: false };
+    const connection: Connection = { host, openedAt: performance.now(), calls: 0, peerEndedFirst: false };
     this.#connections.set(peer, connection);
     this.#perHost.set(host, fromHost + 1);
     connectionsOpen.inc({ service: this.#service });
-    socket.once('end', () => (connection.peerEnded = true));
+    // Node ends an HTTP/2 session's socket the server closes (keepalive, idle, age) with a FIN and
+    // destroys it a turn later; a busy server can read the client's answering FIN in between, and
+    // that close is still the server's.
+    socket.once('end', () => (connection.peerEndedFirst = !socket.writableEnded));
     socket.once('close', (hadError) => this.#closed(peer, connection, hadError));
     this.#injector.injectConnection(socket);
   }
@@ -157,7 +161,7 @@ export class ConnectionListener {
     connectionsOpen.dec({ service: this.#service });
     // A FIN or a reset from the client ends it on the client's side; otherwise the server closed it
     // (a session the server ended with an error destroys the socket with that error).
-    const closedBy = connection.sessionError || !(connection.peerEnded || hadError) ? 'server' : 'client';
+    const closedBy = connection.sessionError || !(connection.peerEndedFirst || hadError) ? 'server' : 'client';
     connectionsClosed.inc({ service: this.#service, closed_by: closedBy, made_calls: String(connection.calls > 0) });
     const fields = { peer, ageMs: Math.round(performance.now() - connection.openedAt), calls: connection.calls };
     if (connection.sessionError) this.#log.debug({ ...fields, closedBy }, 'connection closed');
