@@ -138,6 +138,8 @@ export type { ReleaseResponse, ReleaseResponse__Output } from './generated/fenci
 export type { DescribeRequest, DescribeRequest__Output } from './generated/fencing/v1/DescribeRequest.js';
 export type { DescribeResponse, DescribeResponse__Output } from './generated/fencing/v1/DescribeResponse.js';
 export type { Lease, Lease__Output } from './generated/fencing/v1/Lease.js';
+export type { LeaseStreamRequest, LeaseStreamRequest__Output } from './generated/fencing/v1/LeaseStreamRequest.js';
+export type { LeaseStreamResponse, LeaseStreamResponse__Output } from './generated/fencing/v1/LeaseStreamResponse.js';
 export type { ForceReleaseRequest, ForceReleaseRequest__Output } from './generated/fencing/v1/ForceReleaseRequest.js';
 export type {
   ForceReleaseResponse,

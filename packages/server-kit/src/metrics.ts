@@ -88,10 +88,10 @@ function talliedGauge<L extends string>(name: string, help: string, labelNames: 
 
 const callTallies = talliedCounter(
   'fencer_rpc_calls_total',
-  'RPCs handled (each message of a WriteStream or AdvanceFenceStream counts as one), by method and gRPC status code',
+  'RPCs handled (each message of a WriteStream, AdvanceFenceStream or LeaseStream counts as one), by method and gRPC status code',
   ['service', 'method', 'code'],
 );
-/** Calls by service, method and gRPC code name; each message of a message stream (WriteStream, AdvanceFenceStream) counts as one call. */
+/** Calls by service, method and gRPC code name; each message of a message stream (WriteStream, AdvanceFenceStream, LeaseStream) counts as one call. */
 export const rpcCalls = (service: string, method: string, code: string) => callTallies.of({ service, method, code });
 
 /** One method's calls by gRPC code, the OK tally looked up once: the common answer costs one addition. */
@@ -116,7 +116,7 @@ export const requestsRead = (service: string, method: string) => readTallies.of(
 
 const inFlightTallies = talliedGauge(
   'fencer_stream_messages_in_flight',
-  'Messages of open message streams (WriteStream, AdvanceFenceStream) read but not yet answered (their answer not yet taken by the transport)',
+  'Messages of open message streams (WriteStream, AdvanceFenceStream, LeaseStream) read but not yet answered (their answer not yet taken by the transport)',
   ['service', 'method'],
 );
 /**
@@ -182,7 +182,7 @@ export const memoryCollections = new Counter({
 /** Handler latency in seconds, including durable commits; per message for message streams. */
 export const rpcSeconds = new Histogram({
   name: 'fencer_rpc_duration_seconds',
-  help: 'RPC handling time in seconds (per message for WriteStream and AdvanceFenceStream)',
+  help: 'RPC handling time in seconds (per message for WriteStream, AdvanceFenceStream and LeaseStream)',
   labelNames: ['service', 'method'] as const,
   buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 2],
   registers: [registry],

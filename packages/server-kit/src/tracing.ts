@@ -75,9 +75,9 @@ export async function hookGrpc(): Promise<void> {
   grpcHooked = true;
   const { GrpcInstrumentation } = await import('@opentelemetry/instrumentation-grpc');
   // Health probes would bury the calls that matter; a stream of
-  // AdvanceFences lives as long as the process, and each of its messages
-  // gets a span of its own (messageSpan, inCarriedTrace).
-  new GrpcInstrumentation({ ignoreGrpcMethods: ['Check', 'Watch', 'AdvanceFenceStream'] });
+  // AdvanceFences (or a worker's LeaseStream) lives as long as its caller,
+  // and each of its messages gets a span of its own (messageSpan, inCarriedTrace).
+  new GrpcInstrumentation({ ignoreGrpcMethods: ['Check', 'Watch', 'AdvanceFenceStream', 'LeaseStream'] });
   // The instrumentation patches a module when it is require()d, but our
   // modules are ESM, whose imports of grpc-js bypass require(). Requiring it
   // here patches the one shared copy, which later ESM imports then see.

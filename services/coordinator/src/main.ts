@@ -15,6 +15,7 @@ import {
   runUntilSignal,
   serveMetrics,
   silentLogger,
+  OpenStreams,
   startGrpcServer,
   startTracing,
   stopTracingAfter,
@@ -200,6 +201,7 @@ function serveCoordinator(
   log: Logger,
   serving = true,
 ): Promise<RunningServer> {
+  const streams = new OpenStreams();
   return startGrpcServer({
     serviceName: SERVICE_NAMES.coordinator,
     listen: config.listen,
@@ -209,7 +211,10 @@ function serveCoordinator(
       log,
       limits: DEFAULT_LIMITS,
       sinkOf: (resource) => sinkFor(resource, config.sinks),
+      streams,
+      authenticator,
     }),
+    streams,
     authenticator,
     // V2: far above any valid request, so an oversize id is answered
     // INVALID_ARGUMENT naming it; bounded after decompression.

@@ -8,6 +8,8 @@ import type { DescribeRequest as _fencing_v1_DescribeRequest, DescribeRequest__O
 import type { DescribeResponse as _fencing_v1_DescribeResponse, DescribeResponse__Output as _fencing_v1_DescribeResponse__Output } from '../../fencing/v1/DescribeResponse.js';
 import type { ForceReleaseRequest as _fencing_v1_ForceReleaseRequest, ForceReleaseRequest__Output as _fencing_v1_ForceReleaseRequest__Output } from '../../fencing/v1/ForceReleaseRequest.js';
 import type { ForceReleaseResponse as _fencing_v1_ForceReleaseResponse, ForceReleaseResponse__Output as _fencing_v1_ForceReleaseResponse__Output } from '../../fencing/v1/ForceReleaseResponse.js';
+import type { LeaseStreamRequest as _fencing_v1_LeaseStreamRequest, LeaseStreamRequest__Output as _fencing_v1_LeaseStreamRequest__Output } from '../../fencing/v1/LeaseStreamRequest.js';
+import type { LeaseStreamResponse as _fencing_v1_LeaseStreamResponse, LeaseStreamResponse__Output as _fencing_v1_LeaseStreamResponse__Output } from '../../fencing/v1/LeaseStreamResponse.js';
 import type { ReleaseRequest as _fencing_v1_ReleaseRequest, ReleaseRequest__Output as _fencing_v1_ReleaseRequest__Output } from '../../fencing/v1/ReleaseRequest.js';
 import type { ReleaseResponse as _fencing_v1_ReleaseResponse, ReleaseResponse__Output as _fencing_v1_ReleaseResponse__Output } from '../../fencing/v1/ReleaseResponse.js';
 import type { RenewRequest as _fencing_v1_RenewRequest, RenewRequest__Output as _fencing_v1_RenewRequest__Output } from '../../fencing/v1/RenewRequest.js';
@@ -76,6 +78,45 @@ export interface CoordinatorClient extends grpc.Client {
   forceRelease(argument: _fencing_v1_ForceReleaseRequest, callback: grpc.requestCallback<_fencing_v1_ForceReleaseResponse__Output>): grpc.ClientUnaryCall;
   
   /**
+   * This project's extension of the contract (not in the shared
+   * PROTOCOL.md): a worker's Acquires, Renews and Releases as messages of
+   * one long-lived call, so that each costs a message rather than a call of
+   * its own (issue 23: at concurrency 1 a unary call costs about five times
+   * a message's CPU). Worker credential only (A1, A4), checked once, before
+   * any message is read. Each request carries one of the three, judged
+   * exactly as the unary call (L2–L5, R1–R4, A3, V1–V3, H4) and answered by
+   * one response naming the request's call_id, in the order decided, not
+   * sent. A refused message (LEASE_HELD, NOT_LEADER, SINK_UNAVAILABLE,
+   * INVALID_ARGUMENT...) ends nothing; the stream ends with a status only
+   * for what no later message could escape (UNAVAILABLE: the coordinator's
+   * store failed or it is stopping; INTERNAL), and then every unanswered
+   * message may or may not have taken effect: retry it as a unary call
+   * would be retried (an Acquire with its request_id, R4). A coordinator
+   * without it answers UNIMPLEMENTED: the unary calls stay the reference.
+   */
+  LeaseStream(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_fencing_v1_LeaseStreamRequest, _fencing_v1_LeaseStreamResponse__Output>;
+  LeaseStream(options?: grpc.CallOptions): grpc.ClientDuplexStream<_fencing_v1_LeaseStreamRequest, _fencing_v1_LeaseStreamResponse__Output>;
+  /**
+   * This project's extension of the contract (not in the shared
+   * PROTOCOL.md): a worker's Acquires, Renews and Releases as messages of
+   * one long-lived call, so that each costs a message rather than a call of
+   * its own (issue 23: at concurrency 1 a unary call costs about five times
+   * a message's CPU). Worker credential only (A1, A4), checked once, before
+   * any message is read. Each request carries one of the three, judged
+   * exactly as the unary call (L2–L5, R1–R4, A3, V1–V3, H4) and answered by
+   * one response naming the request's call_id, in the order decided, not
+   * sent. A refused message (LEASE_HELD, NOT_LEADER, SINK_UNAVAILABLE,
+   * INVALID_ARGUMENT...) ends nothing; the stream ends with a status only
+   * for what no later message could escape (UNAVAILABLE: the coordinator's
+   * store failed or it is stopping; INTERNAL), and then every unanswered
+   * message may or may not have taken effect: retry it as a unary call
+   * would be retried (an Acquire with its request_id, R4). A coordinator
+   * without it answers UNIMPLEMENTED: the unary calls stay the reference.
+   */
+  leaseStream(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_fencing_v1_LeaseStreamRequest, _fencing_v1_LeaseStreamResponse__Output>;
+  leaseStream(options?: grpc.CallOptions): grpc.ClientDuplexStream<_fencing_v1_LeaseStreamRequest, _fencing_v1_LeaseStreamResponse__Output>;
+  
+  /**
    * Frees the resource if owner, incarnation and token match the latest
    * grant (L5). Never an error for a mismatch: released=false.
    */
@@ -134,6 +175,25 @@ export interface CoordinatorHandlers extends grpc.UntypedServiceImplementation {
   ForceRelease: grpc.handleUnaryCall<_fencing_v1_ForceReleaseRequest__Output, _fencing_v1_ForceReleaseResponse>;
   
   /**
+   * This project's extension of the contract (not in the shared
+   * PROTOCOL.md): a worker's Acquires, Renews and Releases as messages of
+   * one long-lived call, so that each costs a message rather than a call of
+   * its own (issue 23: at concurrency 1 a unary call costs about five times
+   * a message's CPU). Worker credential only (A1, A4), checked once, before
+   * any message is read. Each request carries one of the three, judged
+   * exactly as the unary call (L2–L5, R1–R4, A3, V1–V3, H4) and answered by
+   * one response naming the request's call_id, in the order decided, not
+   * sent. A refused message (LEASE_HELD, NOT_LEADER, SINK_UNAVAILABLE,
+   * INVALID_ARGUMENT...) ends nothing; the stream ends with a status only
+   * for what no later message could escape (UNAVAILABLE: the coordinator's
+   * store failed or it is stopping; INTERNAL), and then every unanswered
+   * message may or may not have taken effect: retry it as a unary call
+   * would be retried (an Acquire with its request_id, R4). A coordinator
+   * without it answers UNIMPLEMENTED: the unary calls stay the reference.
+   */
+  LeaseStream: grpc.handleBidiStreamingCall<_fencing_v1_LeaseStreamRequest__Output, _fencing_v1_LeaseStreamResponse>;
+  
+  /**
    * Frees the resource if owner, incarnation and token match the latest
    * grant (L5). Never an error for a mismatch: released=false.
    */
@@ -150,6 +210,7 @@ export interface CoordinatorDefinition extends grpc.ServiceDefinition {
   Acquire: MethodDefinition<_fencing_v1_AcquireRequest, _fencing_v1_AcquireResponse, _fencing_v1_AcquireRequest__Output, _fencing_v1_AcquireResponse__Output>
   Describe: MethodDefinition<_fencing_v1_DescribeRequest, _fencing_v1_DescribeResponse, _fencing_v1_DescribeRequest__Output, _fencing_v1_DescribeResponse__Output>
   ForceRelease: MethodDefinition<_fencing_v1_ForceReleaseRequest, _fencing_v1_ForceReleaseResponse, _fencing_v1_ForceReleaseRequest__Output, _fencing_v1_ForceReleaseResponse__Output>
+  LeaseStream: MethodDefinition<_fencing_v1_LeaseStreamRequest, _fencing_v1_LeaseStreamResponse, _fencing_v1_LeaseStreamRequest__Output, _fencing_v1_LeaseStreamResponse__Output>
   Release: MethodDefinition<_fencing_v1_ReleaseRequest, _fencing_v1_ReleaseResponse, _fencing_v1_ReleaseRequest__Output, _fencing_v1_ReleaseResponse__Output>
   Renew: MethodDefinition<_fencing_v1_RenewRequest, _fencing_v1_RenewResponse, _fencing_v1_RenewRequest__Output, _fencing_v1_RenewResponse__Output>
 }
