@@ -13,12 +13,6 @@ import {
   type CoordinatorClient,
   type Lease__Output,
   type SinkClient,
-  type AcquireRequest,
-  type AcquireResponse__Output,
-  type RenewRequest,
-  type RenewResponse__Output,
-  type ReleaseRequest,
-  type ReleaseResponse__Output,
   type DescribeRequest,
   type DescribeResponse__Output,
   type WriteRequest,
@@ -31,6 +25,7 @@ import {
 } from '@fencer/proto';
 import type { CallMethod, CallObserver, WriteReceipt } from './calls.js';
 import { toFencerError } from './errors.js';
+import { LeaseStream, LeaseStreamUnimplementedError, type LeaseCalls } from './lease-stream.js';
 import { LeaderRouter } from './replicas.js';
 import { SinkWriteStream, type WriteFields } from './write-stream.js';
 
@@ -205,8 +200,15 @@ export interface LeaseIdentity {
  * Where a coordinator connection goes: one `address`, or the addresses of
  * all its replicas (`coordinators`, H7), in the order to try them.
  */
-export type CoordinatorConnectionOptions = Omit<ConnectionOptions, 'address'> &
-  (
+export type CoordinatorConnectionOptions = Omit<ConnectionOptions, 'address'> & {
+  /**
+   * Acquire, Renew and Release as messages of one LeaseStream per replica
+   * (this project's extension; see LeaseStream), or, false, as unary calls.
+   * Default true; a replica that answers the stream UNIMPLEMENTED gets unary
+   * calls from then on either way.
+   */
+  readonly leaseStream?: boolean;
+} & (
     | { readonly address: string; readonly coordinators?: undefined }
     | { readonly coordinators: readonly string[]; readonly address?: undefined }
   );
@@ -214,12 +216,18 @@ export type CoordinatorConnectionOptions = Omit<ConnectionOptions, 'address'> &
 /** The Coordinator's four RPCs, typed, sent to the replica that leads (H7: see LeaderRouter). */
 export class CoordinatorConnection extends Connection<CoordinatorClient> {
   readonly #router: LeaderRouter;
+  readonly #streamed: boolean;
+  /** Per replica, opened on its first streamed call. */
+  readonly #leaseStreams = new Map<string, LeaseStream>();
+  /** Replicas that answered LeaseStream UNIMPLEMENTED: unary calls there from then on. */
+  readonly #unaryOnly = new Set<string>();
 
   /** Throws RangeError for an empty list of coordinators or an address listed twice. */
   constructor(options: CoordinatorConnectionOptions) {
     const router = new LeaderRouter(options.coordinators ?? [options.address]);
     super(fencing.Coordinator, router.leader, options);
     this.#router = router;
+    this.#streamed = options.leaseStream ?? true;
   }
 
   /** The configured replicas, in order. */
@@ -245,12 +253,60 @@ export class CoordinatorConnection extends Connection<CoordinatorClient> {
     );
   }
 
+  /** An Acquire, Renew or Release: a message of the replica's LeaseStream, or the unary call. */
+  #leaseCall<M extends keyof LeaseCalls>(
+    name: M,
+    method: (client: CoordinatorClient) => Method<LeaseCalls[M][0], LeaseCalls[M][1]>,
+    request: LeaseCalls[M][0],
+    options: CallOptions,
+  ): Promise<LeaseCalls[M][1]> {
+    if (!this.#streamed) return this.call(name, method, request, options);
+    return this.#router.call(async (address, leftMs) => {
+      const bounds = { ...options, timeoutMs: Math.min(leftMs, this.callTimeoutMs) };
+      if (this.#unaryOnly.has(address)) return this.send(address, name, method, request, bounds);
+      const settled = this.observer?.({ method: name, request, address, streamed: true });
+      try {
+        const response = await this.#leaseStreamAt(address).send(name, request, bounds);
+        settled?.({ ok: true, response });
+        return response;
+      } catch (raw) {
+        const error = toFencerError(raw);
+        settled?.({ ok: false, error });
+        if (!(error instanceof LeaseStreamUnimplementedError)) throw error;
+        // A coordinator of the shared contract alone: nothing was read, so the same call goes unary at once.
+        this.#unaryOnly.add(address);
+        return this.send(address, name, method, request, bounds);
+      }
+    }, options);
+  }
+
+  #leaseStreamAt(address: string): LeaseStream {
+    let stream = this.#leaseStreams.get(address);
+    if (stream === undefined) {
+      const client = this.clientAt(address);
+      stream = new LeaseStream({
+        open: () => client.LeaseStream(this.metadata()),
+        timeoutMs: this.callTimeoutMs,
+        // A replica's max connection age would otherwise close the stream with calls on it.
+        channel: client.getChannel(),
+      });
+      this.#leaseStreams.set(address, stream);
+    }
+    return stream;
+  }
+
+  /** Closes the lease streams (each replica answers what it has), then the channels. */
+  override close(): void {
+    for (const stream of this.#leaseStreams.values()) stream.close();
+    super.close();
+  }
+
   /** Acquire (L2, L3, R1): the grant and whether it is a replay of this request id's. */
   async acquire(
     request: LeaseIdentity & { readonly requestId: string; readonly ttlMs: number },
     options: CallOptions = {},
   ): Promise<{ lease: LeaseGrant; replayed: boolean }> {
-    const response = await this.call<AcquireRequest, AcquireResponse__Output>(
+    const response = await this.#leaseCall(
       'Acquire',
       (client) => client.Acquire,
       {
@@ -270,7 +326,7 @@ export class CoordinatorConnection extends Connection<CoordinatorClient> {
     request: LeaseIdentity & { readonly token: bigint; readonly ttlMs: number },
     options: CallOptions = {},
   ): Promise<LeaseGrant> {
-    const response = await this.call<RenewRequest, RenewResponse__Output>(
+    const response = await this.#leaseCall(
       'Renew',
       (client) => client.Renew,
       {
@@ -287,7 +343,7 @@ export class CoordinatorConnection extends Connection<CoordinatorClient> {
 
   /** Release (L5): true when this call freed the resource. */
   async release(request: LeaseIdentity & { readonly token: bigint }, options: CallOptions = {}): Promise<boolean> {
-    const response = await this.call<ReleaseRequest, ReleaseResponse__Output>(
+    const response = await this.#leaseCall(
       'Release',
       (client) => client.Release,
       {

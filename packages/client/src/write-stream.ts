@@ -23,7 +23,8 @@ import {
   type WriteStreamRequest,
   type WriteStreamResponse__Output,
 } from '@fencer/proto';
-import { AuthError, FencerError, UnavailableError, toFencerError, typedError } from './errors.js';
+import { typedError, type FencerError } from './errors.js';
+import { localFailure, unansweredError } from './stream-errors.js';
 import type { CallObserver, WriteReceipt } from './calls.js';
 
 /** One Write, as FencedWriter and SinkConnection.write take it. */
@@ -45,32 +46,6 @@ export interface WriteStreamSettings {
   readonly observer?: CallObserver | undefined;
 }
 
-/** A failure this library decided, without a status from the sink. */
-function failure(code: grpc.status, message: string): FencerError {
-  return typedError({ code, reason: '', metadata: {}, fieldViolations: [], message });
-}
-
-/** What a stream's failure means for one write on it (see the file comment). */
-function writeError(failed: StreamFailure): FencerError {
-  const error = toFencerError(Object.assign(new Error(failed.details), failed));
-  return error instanceof AuthError ? error : unknownFate(error);
-}
-
-/** A stream failure as seen by one write on it: its fate is unknown, so it is retryable with the same result id. */
-function unknownFate(error: FencerError): UnavailableError {
-  if (error instanceof UnavailableError) return error;
-  return new UnavailableError(
-    {
-      code: grpc.status.UNAVAILABLE,
-      reason: '',
-      metadata: { stream_code: grpc.status[error.code] ?? String(error.code), stream_reason: error.reason },
-      fieldViolations: [],
-      message: `the write stream failed before this write was answered: ${error.message}`,
-    },
-    true,
-  );
-}
-
 /** The receipt a write's answer carries, or the typed error of its refusal. */
 function receiptOf(answer: WriteStreamResponse__Output): WriteReceipt {
   if (answer.written) {
@@ -80,7 +55,7 @@ function receiptOf(answer: WriteStreamResponse__Output): WriteReceipt {
     };
   }
   if (answer.refused) throw typedError(remoteFailureOfStatus(answer.refused));
-  throw failure(grpc.status.INTERNAL, 'the sink answered a write with neither a receipt nor a refusal');
+  throw localFailure(grpc.status.INTERNAL, 'the sink answered a write with neither a receipt nor a refusal');
 }
 
 /**
@@ -136,9 +111,9 @@ export class SinkWriteStream {
     const observed = this.#settings.observer?.({ method: 'Write', request: wire, streamed: true });
     const answered = this.#closed
       ? // A caller's bug, not a fault to retry through.
-        Promise.reject(failure(grpc.status.INTERNAL, 'write on a closed write stream (its connection was closed)'))
+        Promise.reject(localFailure(grpc.status.INTERNAL, 'write on a closed write stream (its connection was closed)'))
       : this.#stream.send(key, { write: wire }).then(receiptOf, (failed: StreamFailure) => {
-          throw writeError(failed);
+          throw unansweredError(failed, 'write');
         });
     return answered.then(
       (receipt) => {
