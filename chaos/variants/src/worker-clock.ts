@@ -5,7 +5,11 @@
 // preloaded into `fencer worker` (bin/send-worker-clock.js, through
 // workerClockEnv) adds to every call, and that the variant coordinator reads
 // into the calls it serves. Both are patches of grpc-js inside the variant's
-// own processes; the real coordinator ignores the header. With honest clocks
+// own processes; the real coordinator ignores the header. A header travels
+// once per call, so the variant serves no LeaseStream (whose messages would
+// all carry the clock of the moment the stream opened): its workers fall
+// back to unary lease calls, as for any coordinator of the shared contract
+// alone. With honest clocks
 // the variant behaves like the real coordinator: only a worker whose clock
 // runs ahead (the clock-skew nemesis) is granted a lease that is still valid.
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -55,8 +59,11 @@ export function readWorkerClocks(): void {
         if (!Number.isFinite(sent)) return handler.call(this, call, ...rest);
         return workerClocks.run(sent, () => handler.call(this, call, ...rest));
       };
+    // grpc-js answers a method left out UNIMPLEMENTED.
     const wrapped = Object.fromEntries(
-      Object.entries(implementation).map(([name, handler]) => [name, withClock(handler as never)]),
+      Object.entries(implementation)
+        .filter(([name]) => name !== 'LeaseStream')
+        .map(([name, handler]) => [name, withClock(handler as never)]),
     );
     return addService.call(this, service, wrapped);
   };
