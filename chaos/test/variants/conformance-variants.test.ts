@@ -78,7 +78,7 @@ const CASES: readonly Case[] = [
   // WriteStream is the same commit path as Write, so it breaks F1 and F3 too.
   { variant: 'lenient-sink', breaks: 'F1', fails: ['F1', 'WriteStream'] },
   { variant: 'overwriting-sink', breaks: 'F3', fails: ['F3', 'WriteStream'] },
-  { variant: 'no-request-records-coordinator', breaks: 'R1', fails: ['R1', 'R2'] },
+  { variant: 'no-request-records-coordinator', breaks: 'R1', fails: ['R1', 'R2', 'LeaseStream'] },
   { variant: 'ownerless-sink', breaks: 'A5', fails: ['A5'] },
   // L4's LEASE_EXPIRED half: the holder's Renew after expiry.
   { variant: 'reviving-coordinator', breaks: 'L4', fails: ['L4'] },

@@ -480,6 +480,7 @@ export const CHECKS: readonly Check[] = [
   },
   EXTENSION_CHECKS.WriteStream,
   EXTENSION_CHECKS.AdvanceFenceStream,
+  EXTENSION_CHECKS.LeaseStream,
   EXTENSION_CHECKS.ForceRelease,
   EXTENSION_CHECKS.ListResults,
 ];

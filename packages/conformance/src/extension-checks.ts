@@ -1,12 +1,20 @@
 // V3's strict decoding, which only bytes no generated client would send can
 // show, and what a deployment offers beyond the wire contract: server
 // reflection and this project's extensions (WriteStream, AdvanceFenceStream,
-// ForceRelease, ListResults). An extension is checked when offered and skipped on
-// UNIMPLEMENTED: only the wire contract of PROTOCOL.md is required.
+// LeaseStream, ForceRelease, ListResults). An extension is checked when
+// offered and skipped on UNIMPLEMENTED: only the wire contract of
+// PROTOCOL.md is required.
 import * as grpc from '@grpc/grpc-js';
-import { fencing, statusFromMessage } from '@fencer/proto';
+import {
+  fencing,
+  statusFromMessage,
+  type LeaseStreamRequest,
+  type LeaseStreamResponse__Output,
+  type StatusDetails,
+} from '@fencer/proto';
 import { reflect, reflectedServices } from '@fencer/supervisor';
 import {
+  acquire,
   answered,
   Broken,
   coordinatorCaller,
@@ -200,11 +208,74 @@ export const EXTENSION_CHECKS = {
         [other]: 'FENCE_REGRESSION at 5',
         [lower]: 'FENCE_REGRESSION at 5',
       };
-      const sorted = (answers: Record<string, string>) => JSON.stringify(Object.entries(answers).sort());
-      if (sorted(seen) !== sorted(expected))
+      if (!sameAnswers(seen, expected))
         throw new Broken(`AdvanceFenceStream answered ${JSON.stringify(seen)}, not ${JSON.stringify(expected)}`);
       if (responses.length !== 3 || responses.some((response) => response.resource !== resource))
         throw new Broken('an AdvanceFenceStream response does not name the resource of its request');
+    },
+  },
+  LeaseStream: {
+    rule: 'LeaseStream',
+    title:
+      'LeaseStream answers each message as its unary call would: granted, replayed under the same request id (R1, shared with unary Acquire), renewed, released; a message without a call INVALID_FIELD naming call',
+    async run(context) {
+      const [a] = workers(context);
+      const resource = context.fresh('job');
+      const requestId = context.fresh('request');
+      // As support's acquire() sends it, so that its unary retry below is the same request (R1, not R2).
+      const request = { request_id: requestId, resource, owner_id: a.identity, incarnation: '1', ttl_ms: TTL_MS };
+      const held = (token: string) => ({ resource, owner_id: a.identity, incarnation: '1', token });
+      // A unary call first takes the kit to the leader (H7): a standby refuses each message NOT_LEADER.
+      answered(await context.wire.coordinator<object, unknown>('Describe', { resource }, a), `Describe of ${resource}`);
+      let token = '(none granted)';
+      // Answers come as calls are decided, not in the order sent: a message that needs an earlier
+      // one decided is sent once that one is answered. Each call id names one step.
+      const next = (response: LeaseStreamResponse__Output): LeaseStreamRequest[] => {
+        if (response.call_id === '1' && response.acquired?.lease) {
+          token = response.acquired.lease.token;
+          // The retry once the grant is recorded (R1); the Renew names its token; one message without a call.
+          return [
+            { call_id: '2', acquire: request },
+            { call_id: '3' },
+            { call_id: '4', renew: { ...held(token), ttl_ms: '0' } },
+          ];
+        }
+        // The Release once renewed: sent with the Renew, it might be decided first. The replay
+        // need not wait: R1 answers a released grant's retry replayed all the same.
+        if (response.call_id === '4' && response.renewed) return [{ call_id: '5', release: held(token) }];
+        return [];
+      };
+      const responses = answered(
+        offered(
+          await context.wire.coordinatorStream<LeaseStreamRequest, LeaseStreamResponse__Output>(
+            'LeaseStream',
+            { first: [{ call_id: '1', acquire: request }], next },
+            a,
+          ),
+          'LeaseStream',
+        ),
+        'LeaseStream',
+      );
+      const seen = Object.fromEntries(responses.map((response) => [response.call_id, leaseAnswer(response)]));
+      const expected = {
+        1: `granted token ${token}`,
+        2: `replayed token ${token}`,
+        3: 'INVALID_ARGUMENT INVALID_FIELD naming call',
+        4: `renewed token ${token}`,
+        5: 'released',
+      };
+      if (responses.length !== 5 || !sameAnswers(seen, expected))
+        throw new Broken(`LeaseStream answered ${JSON.stringify(seen)}, not ${JSON.stringify(expected)}`);
+      // One set of request records behind the stream and the unary calls: the stream's request id,
+      // sent again as a unary Acquire, is a retry of the stream's grant (R1), released or not.
+      const again = answered(
+        await acquire(context, a, resource, requestId),
+        "a unary Acquire with the request id of the stream's",
+      );
+      if (again.replayed !== true || again.lease?.token !== token)
+        throw new Broken(
+          `a unary Acquire with the request id of the stream's got token ${again.lease?.token} (replayed ${again.replayed}), the stream's ${token}`,
+        );
     },
   },
   ForceRelease: {
@@ -296,20 +367,42 @@ async function reflectionOf(
   throw new Skip(`${address} offers no server reflection (neither v1 nor v1alpha)`);
 }
 
+/** Whether two streams' answers, each keyed by what names its message (grant id, call id), are the same, in whatever order they came. */
+function sameAnswers(seen: Record<string, string>, expected: Record<string, string>): boolean {
+  const sorted = (answers: Record<string, string>) => JSON.stringify(Object.entries(answers).sort());
+  return sorted(seen) === sorted(expected);
+}
+
+/** A message stream's refusal with its details decoded; undefined when they cannot be. */
+function detailsOf(refusal: StreamRefusal): StatusDetails | undefined {
+  try {
+    return statusFromMessage(refusal);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The ErrorInfo reason of a message stream's refusal. */
 function reasonOf(refusal: StreamRefusal): string {
-  try {
-    return statusFromMessage(refusal).errorInfo?.reason ?? `code ${refusal.code} without ErrorInfo`;
-  } catch {
-    return `code ${refusal.code} with undecodable details`;
-  }
+  const details = detailsOf(refusal);
+  if (!details) return `code ${refusal.code} with undecodable details`;
+  return details.errorInfo?.reason ?? `code ${refusal.code} without ErrorInfo`;
 }
 
 /** The fence a refusal's ErrorInfo names, if any. */
 function fenceOf(refusal: StreamRefusal): string {
-  try {
-    return statusFromMessage(refusal).errorInfo?.metadata.fence ?? '(no fence)';
-  } catch {
-    return '(no fence)';
+  return detailsOf(refusal)?.errorInfo?.metadata.fence ?? '(no fence)';
+}
+
+/** One LeaseStream answer in a line: its kind, the token of a lease, or the refusal with the fields it names. */
+function leaseAnswer(response: LeaseStreamResponse__Output): string {
+  const { acquired, renewed, released, refused } = response;
+  if (acquired) return `${acquired.replayed ? 'replayed' : 'granted'} token ${acquired.lease?.token ?? '(no lease)'}`;
+  if (renewed) return `renewed token ${renewed.lease?.token ?? '(no lease)'}`;
+  if (released) return released.released ? 'released' : 'not released';
+  if (refused) {
+    const fields = detailsOf(refused)?.fieldViolations?.map((violation) => violation.field) ?? [];
+    return `${grpc.status[refused.code] ?? refused.code} ${reasonOf(refused)}${fields.length > 0 ? ` naming ${fields.join(', ')}` : ''}`;
   }
+  return '(nothing)';
 }

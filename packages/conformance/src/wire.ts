@@ -122,32 +122,31 @@ export class Wire {
 
   /**
    * One of the sink's message streams (this project's extensions) at sink
-   * `index`: sends `requests`, half-closes, and resolves with every response
-   * once the server ends the stream (or with its refusal).
+   * `index`: sends `messages` (see StreamMessages), half-closes, and
+   * resolves with every response once the server ends the stream (or with
+   * its refusal).
    */
   sinkStream<Req, Res>(
     method: SinkStreamMethod,
-    requests: readonly Req[],
+    messages: StreamMessages<Req, Res>,
     caller: Caller | undefined,
     index = 0,
   ): Promise<Answer<Res[]>> {
-    const client = this.#sinkClient(index);
-    // The kit's messages are plain objects of the method's request type, as in #call.
-    const open = client[method].bind(client) as unknown as (
-      metadata: grpc.Metadata,
-      options: grpc.CallOptions,
-    ) => grpc.ClientDuplexStream<Req, Res>;
-    const call = open(this.#metadata(caller), { deadline: Date.now() + this.deployment.timeoutMs });
-    const responses: Res[] = [];
-    return new Promise((resolve) => {
-      call.on('data', (response: Res) => responses.push(response));
-      call.on('error', (error: grpc.ServiceError) => resolve({ ok: false, refusal: refusalOf(error) }));
-      call.on('status', ({ code }: grpc.StatusObject) => {
-        if (code === grpc.status.OK) resolve({ ok: true, value: responses });
-      });
-      for (const request of requests) call.write(request);
-      call.end();
-    });
+    return this.#stream(this.#sinkClient(index), method, messages, caller);
+  }
+
+  /**
+   * One of the coordinator's message streams (this project's extensions), as
+   * sinkStream, at the coordinator that last answered: a unary call before
+   * it finds the leader (H7), since a standby refuses each message
+   * NOT_LEADER and a stream does not follow it.
+   */
+  coordinatorStream<Req, Res>(
+    method: CoordinatorStreamMethod,
+    messages: StreamMessages<Req, Res>,
+    caller: Caller | undefined,
+  ): Promise<Answer<Res[]>> {
+    return this.#stream(this.#client(this.#coordinators, this.#current, fencing.Coordinator), method, messages, caller);
   }
 
   /**
@@ -193,6 +192,44 @@ export class Wire {
     return client;
   }
 
+  #stream<Req, Res>(
+    client: grpc.Client,
+    method: SinkStreamMethod | CoordinatorStreamMethod,
+    messages: StreamMessages<Req, Res>,
+    caller: Caller | undefined,
+  ): Promise<Answer<Res[]>> {
+    const { first, next } = 'first' in messages ? messages : { first: messages, next: undefined };
+    // The kit's messages are plain objects of the method's request type, as in #call.
+    const open = (
+      client as unknown as Record<
+        typeof method,
+        (metadata: grpc.Metadata, options: grpc.CallOptions) => grpc.ClientDuplexStream<Req, Res>
+      >
+    )[method].bind(client);
+    const call = open(this.#metadata(caller), { deadline: Date.now() + this.deployment.timeoutMs });
+    const responses: Res[] = [];
+    let sent = 0;
+    const send = (requests: readonly Req[]) => {
+      for (const request of requests) call.write(request);
+      sent += requests.length;
+    };
+    return new Promise((resolve) => {
+      call.on('data', (response: Res) => {
+        responses.push(response);
+        if (next === undefined) return;
+        send(next(response));
+        // Every message sent is answered, so no answer can ask for more: half-close.
+        if (responses.length >= sent) call.end();
+      });
+      call.on('error', (error: grpc.ServiceError) => resolve({ ok: false, refusal: refusalOf(error) }));
+      call.on('status', ({ code }: grpc.StatusObject) => {
+        if (code === grpc.status.OK) resolve({ ok: true, value: responses });
+      });
+      send(first);
+      if (next === undefined) call.end();
+    });
+  }
+
   #metadata(caller: Caller | undefined): grpc.Metadata {
     return caller?.token === undefined ? new grpc.Metadata() : bearer(caller.token);
   }
@@ -219,6 +256,20 @@ export type CoordinatorMethod = 'Acquire' | 'Renew' | 'Release' | 'Describe' | '
 export type SinkMethod = 'Write' | 'Read' | 'GetFence' | 'AdvanceFence' | 'ListResults';
 /** The sink's message streams: this project's extensions. */
 export type SinkStreamMethod = 'WriteStream' | 'AdvanceFenceStream';
+/** The coordinator's message streams: this project's extensions. */
+export type CoordinatorStreamMethod = 'LeaseStream';
+
+/**
+ * What the kit sends on a message stream: the messages, all at once; or
+ * `first`, then what `next` gives for each response, for a message that
+ * needs an earlier one's answer (a Renew names the token an Acquire was
+ * answered with). The stream half-closes once the messages are sent, or
+ * with `next` once every message sent has been answered. `next` only
+ * chooses messages (it runs in the stream's event handler, so it must not
+ * throw): the check judges the answers once the stream has ended.
+ */
+export type StreamMessages<Req, Res> =
+  readonly Req[] | { readonly first: readonly Req[]; readonly next: (response: Res) => readonly Req[] };
 
 function refusalOf(error: grpc.ServiceError): Refusal {
   const trailer = error.metadata?.get(REASON_KEY)[0];
