@@ -286,13 +286,16 @@ export function shardedWriteCase(sinkCount: number): BenchCase {
 
 /**
  * Each slot takes its own resource's lease and gives it back (L3: reserve,
- * AdvanceFence, record; L5) at the coordinator `coordinatorOf` picks.
+ * AdvanceFence, record; L5) at the coordinator `coordinatorOf` picks, as
+ * LeaseStream messages (what the worker library sends) unless `leaseStream`
+ * is false.
  */
 function acquireReleaseCase(
   id: string,
   title: string,
   kind: BenchCase['kind'],
   coordinatorOf: (targets: Targets) => { address: string; servers: MeasuredProcess[] },
+  leaseStream = true,
 ): BenchCase {
   return {
     id,
@@ -300,7 +303,7 @@ function acquireReleaseCase(
     kind,
     async open({ targets, slots: count }) {
       const { address, servers } = coordinatorOf(targets);
-      const coordinator = new CoordinatorConnection({ address, ...connectionOptions(targets) });
+      const coordinator = new CoordinatorConnection({ address, leaseStream, ...connectionOptions(targets) });
       return {
         operations: slots(count, (slot) => {
           // The resources are the case's own: both coordinators fence on the one sink (L3).
@@ -318,10 +321,19 @@ function acquireReleaseCase(
   };
 }
 
-const acquireRelease = acquireReleaseCase('acquire-release', 'Acquire+Release', 'fencer', (targets) => ({
+const localCoordinator = (targets: Targets) => ({
   address: targets.coordinator.ready.address,
   servers: [coordinatorProcess(targets), sinkProcess(targets)],
-}));
+});
+const acquireRelease = acquireReleaseCase('acquire-release', 'Acquire+Release', 'fencer', localCoordinator);
+/** The same cycle as two unary calls: what a client of the shared contract alone pays (issue 23's A/B). */
+const acquireReleaseUnary = acquireReleaseCase(
+  'acquire-release-unary',
+  'Acquire+Release, unary calls',
+  'fencer',
+  localCoordinator,
+  false,
+);
 
 /**
  * The same cycle at a coordinator with --store etcd (H1) on the etcd the
@@ -343,23 +355,34 @@ const acquireReleaseEtcd = acquireReleaseCase(
   }),
 );
 
-/** Each slot renews its own lease, keeping its TTL (L4: ttl_ms 0). */
-const renew: BenchCase = {
-  id: 'renew',
-  title: 'Renew',
-  kind: 'fencer',
-  async open({ targets, slots: count }) {
-    const coordinator = coordinatorConnection(targets);
-    const held = await leases(coordinator, 'renew', count);
-    return {
-      operations: held.map(({ resource, token }) => async () => {
-        await coordinator.renew({ resource, ownerId: BENCH_WORKER, incarnation: 1n, token, ttlMs: 0 });
-      }),
-      servers: [coordinatorProcess(targets)],
-      close: async () => coordinator.close(),
-    };
-  },
-};
+/**
+ * Each slot renews its own lease, keeping its TTL (L4: ttl_ms 0), as
+ * LeaseStream messages unless `leaseStream` is false.
+ */
+function renewCase(id: string, title: string, leaseStream: boolean): BenchCase {
+  return {
+    id,
+    title,
+    kind: 'fencer',
+    async open({ targets, slots: count }) {
+      const coordinator = new CoordinatorConnection({
+        address: targets.coordinator.ready.address,
+        leaseStream,
+        ...connectionOptions(targets),
+      });
+      const held = await leases(coordinator, id, count);
+      return {
+        operations: held.map(({ resource, token }) => async () => {
+          await coordinator.renew({ resource, ownerId: BENCH_WORKER, incarnation: 1n, token, ttlMs: 0 });
+        }),
+        servers: [coordinatorProcess(targets)],
+        close: async () => coordinator.close(),
+      };
+    },
+  };
+}
+const renew = renewCase('renew', 'Renew', true);
+const renewUnary = renewCase('renew-unary', 'Renew, unary calls', false);
 
 /** The payload to the echo server and back, unary: grpc-js's own cost. */
 const echoUnary: BenchCase = {
@@ -577,8 +600,10 @@ export const CASES: readonly BenchCase[] = Object.freeze([
   sinkWriteOneResource,
   sinkWriteStream,
   acquireRelease,
+  acquireReleaseUnary,
   acquireReleaseEtcd,
   renew,
+  renewUnary,
   echoUnary,
   echoStream,
   levelGroupCommit,
@@ -603,11 +628,19 @@ export const RATIOS: readonly RatioDefinition[] = Object.freeze([
   { title: 'WriteStream / raw bidi-stream echo', numerator: 'sink-write-stream', denominator: 'echo-stream' },
   { title: 'Acquire+Release / etcd3 lock cycle', numerator: 'acquire-release', denominator: 'etcd-lock' },
   {
+    title: 'Acquire+Release, unary calls / etcd3 lock cycle',
+    numerator: 'acquire-release-unary',
+    denominator: 'etcd-lock',
+  },
+  { title: 'Acquire+Release / unary calls', numerator: 'acquire-release', denominator: 'acquire-release-unary' },
+  {
     title: 'Acquire+Release on etcd / etcd3 lock cycle',
     numerator: 'acquire-release-etcd',
     denominator: 'etcd-lock',
   },
   { title: 'Renew / raw unary echo', numerator: 'renew', denominator: 'echo-unary' },
+  { title: 'Renew / raw bidi-stream echo', numerator: 'renew', denominator: 'echo-stream' },
+  { title: 'Renew, unary calls / raw unary echo', numerator: 'renew-unary', denominator: 'echo-unary' },
 ]);
 
 /**
