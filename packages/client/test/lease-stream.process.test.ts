@@ -2,10 +2,12 @@
 // (startScriptedCoordinator: real grpc-js servers on real sockets): the
 // three lease calls go as messages of one stream, a caller's shorter
 // deadline ends only its own message, and a coordinator of the shared
-// contract alone (no LeaseStream) gets the same calls as unary ones.
+// contract alone (no LeaseStream) gets the same calls as unary ones; and,
+// against real `fencer` processes, a coordinator's max connection age
+// moves the stream to a new connection without failing a call on it.
 import { afterAll, describe, expect, it } from 'vitest';
 import * as grpc from '@grpc/grpc-js';
-import { startScriptedCoordinator, type ScriptedAnswer, type ScriptedCall } from '@fencer/testkit';
+import { startScriptedCoordinator, startTestCluster, type ScriptedAnswer, type ScriptedCall } from '@fencer/testkit';
 import { CoordinatorConnection, UnavailableError, type CallObserver } from '../src/index.js';
 
 const closers: { close(): unknown }[] = [];
@@ -102,5 +104,41 @@ describe('CoordinatorConnection: lease calls as LeaseStream messages', () => {
     closers.push(connection);
     await connection.acquire({ ...identity, requestId: 'q1', ttlMs: 1_000 });
     expect(trail).toEqual(['Acquire unary']);
+  });
+
+  it("a coordinator's max connection age moves the stream to a new connection: no lease call on it fails", async () => {
+    // Asked to go away every 300 ms, and closed with whatever it carries 200 ms later.
+    const ages = ['--max-connection-age-ms', '300', '--max-connection-age-grace-ms', '200'];
+    const { cluster, stop } = await startTestCluster('fencer-client-lease-aging-', {
+      insecure: true,
+      coordinatorFlags: ages,
+    });
+    closers.push({ close: stop });
+    const connection = new CoordinatorConnection({ address: cluster.coordinator.ready.address });
+    closers.push(connection);
+    const outcomes = new Map<string, number>();
+    const count = (outcome: string) => outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+    // Two Renews always in flight (Acquires are rate-limited per owner, V4), for about ten of the connection's lifetimes.
+    const until = performance.now() + 3_000;
+    await Promise.all(
+      ['one', 'two'].map(async (lane) => {
+        const held = { resource: `aging-${lane}`, ownerId: lane, incarnation: 1n };
+        const { lease } = await connection.acquire({ ...held, requestId: lane, ttlMs: 10_000 });
+        while (performance.now() < until) {
+          try {
+            count(
+              (await connection.renew({ ...held, token: lease.token, ttlMs: 0 })).token === lease.token
+                ? 'renewed'
+                : '?',
+            );
+          } catch (error) {
+            count(`${(error as Error).name}: ${(error as Error).message}`);
+          }
+        }
+        expect(await connection.release({ ...held, token: lease.token })).toBe(true);
+      }),
+    );
+    expect([...outcomes.keys()]).toEqual(['renewed']);
+    expect(outcomes.get('renewed')).toBeGreaterThan(100);
   });
 });
