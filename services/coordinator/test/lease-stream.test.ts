@@ -4,7 +4,9 @@
 // worker library sends with): every message is judged as its unary call
 // (L2–L5, R1, A3, V1) by the same functions, answered by its call_id, and a
 // refused message ends nothing; only a worker may open one, refused before
-// one message is read (A4).
+// one message is read (A4); a stream whose credential a reload removed ends
+// at its next message, which is not handled (A7).
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -141,5 +143,31 @@ describe('LeaseStream: who may open one (A4)', () => {
       await coordinatorApi(coordinatorClient(started.coordinator.address), creds.tokens.ops).describe(resource),
     );
     expect(described).toMatchObject({ lease: null, last_token: '0' });
+  });
+});
+
+describe('LeaseStream: a credentials reload (A7)', () => {
+  it("ends a stream whose worker's token was removed at its next message, which is not handled; another goes on", async () => {
+    const [alice, bob] = [leaseStream('alice'), leaseStream('bob')];
+    // Both streams open and authenticated under the full file.
+    await alice(acquire(fresh('before'), 'alice'));
+    await bob(acquire(fresh('before'), 'bob'));
+    const full = readFileSync(creds.file, 'utf8');
+    const withoutBob = (JSON.parse(full) as { identity: string }[]).filter((entry) => entry.identity !== 'bob');
+    writeFileSync(creds.file, JSON.stringify(withoutBob));
+    try {
+      expect(started.coordinator.reloadCredentials()).toMatchObject({ kind: 'reloaded' });
+      const resource = fresh('after');
+      const failed = (await bob(acquire(resource, 'bob')).catch((error: unknown) => error)) as StreamFailure;
+      expect(failed.code).toBe(CODE.UNAUTHENTICATED);
+      expect(await alice(acquire(fresh('after'), 'alice'))).toMatchObject({ answer: 'acquired' });
+      const described = ok(
+        await coordinatorApi(coordinatorClient(started.coordinator.address), creds.tokens.alice).describe(resource),
+      );
+      expect(described).toMatchObject({ lease: null, last_token: '0' });
+    } finally {
+      writeFileSync(creds.file, full);
+      started.coordinator.reloadCredentials();
+    }
   });
 });
