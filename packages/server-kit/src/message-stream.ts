@@ -36,8 +36,14 @@ export interface MessageStreamHandler<Req, Res> {
   readonly handle: UnaryHandler<Req, Res>;
   /** The answer that carries the refusal `status` of `request` (undefined: its bytes could not be decoded, V3). */
   readonly refuse: (request: Req | undefined, status: StatusDetails) => Res;
-  /** The trace context a message carries (see messageSpan), if its messages carry one: each is then handled in a span of that trace. */
-  readonly traceContext?: (request: Req) => Readonly<Record<string, string>> | undefined;
+  /**
+   * The trace context a message carries (see messageSpan), if its messages
+   * carry one: each is then handled in a SERVER span of that trace, or of a
+   * trace of its own when the caller does not trace (an empty context).
+   */
+  readonly traceContext?: (request: Req) => Readonly<Record<string, string>>;
+  /** The name of a message's span (default "METHOD message"), e.g. by the call it carries. */
+  readonly spanName?: (request: Req) => string;
 }
 
 /** Messages of one stream read but not yet answered before reading pauses (V4). */
@@ -90,7 +96,7 @@ export function messageStreamFactory(options: {
     handler: MessageStreamHandler<Req, Res>,
   ): grpc.handleBidiStreamingCall<Req | RefusedMessage, Res> {
     const labels = { service, method };
-    const spanName = `${method} message`;
+    const spanName = handler.spanName ?? (() => `${method} message`);
     const messagesInFlight = streamMessagesInFlight(service, method);
     const counted = rpcCallsByCode(service, method);
     return (call) => {
@@ -171,7 +177,9 @@ export function messageStreamFactory(options: {
         const handled =
           message instanceof RefusedMessage
             ? Promise.reject(message.failure)
-            : inCarriedTrace(spanName, handler.traceContext?.(message), async () => handler.handle(message, context));
+            : inCarriedTrace(spanName(message), handler.traceContext?.(message), async () =>
+                handler.handle(message, context),
+              );
         handled.then(
           (response) => {
             stopTimer();

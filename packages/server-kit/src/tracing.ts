@@ -129,15 +129,17 @@ export function messageSpan<T>(name: string, send: (carrier: Record<string, stri
 /**
  * Handles one message of a stream in a SERVER span `name` joined to the
  * trace `carrier` names (see messageSpan); the phases inside become its
- * children. Without a carrier (an untraced caller) it just runs `work`.
+ * children. An empty carrier (an untraced caller) starts a trace of its
+ * own, as a unary call from an untraced caller does; `undefined` (a stream
+ * whose messages carry no trace context) just runs `work`.
  */
 export function inCarriedTrace<T>(
   name: string,
   carrier: Readonly<Record<string, string>> | undefined,
   work: () => Promise<T>,
 ): Promise<T> {
-  if (carrier === undefined || Object.keys(carrier).length === 0) return work();
-  const parent = propagation.extract(ROOT_CONTEXT, carrier);
+  if (carrier === undefined) return work();
+  const parent = Object.keys(carrier).length === 0 ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, carrier);
   return trace
     .getTracer('fencer')
     .startActiveSpan(name, { kind: SpanKind.SERVER }, parent, (span) => endedWith(span, work));

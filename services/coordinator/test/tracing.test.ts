@@ -6,6 +6,8 @@ import { createServer, type Server } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import * as grpc from '@grpc/grpc-js';
+import { MessageStream, type LeaseStreamRequest, type LeaseStreamResponse__Output } from '@fencer/proto';
 import type { SpanLine } from '@fencer/server-kit';
 import {
   coordinatorApi,
@@ -129,6 +131,48 @@ describe('tracing (issue 22)', () => {
     expect(decide.attributes).toMatchObject({ 'fencer.decision': 'advanced', 'fencer.fence': token });
     const batch = only(inSink, (span) => span.name === 'group commit', 'group commit');
     expect(batch.attributes).toMatchObject({ 'fencer.batch.joined': true, 'fencer.batch': 1, 'fencer.batch.ops': 1 });
+  });
+
+  it("a LeaseStream Acquire from an untraced worker is a trace of its own, L3's steps its children", async () => {
+    const dir = tempDir();
+    cleanups.push(() => dir.remove());
+    const coordinatorFile = join(dir.path, 'coordinator.jsonl');
+    const sink = await start(['sink', '--insecure', '--listen', '127.0.0.1:0', '--data', join(dir.path, 'sink')]);
+    const coordinator = await start([
+      'coordinator',
+      '--insecure',
+      '--listen',
+      '127.0.0.1:0',
+      '--data',
+      join(dir.path, 'coordinator'),
+      '--sink',
+      sink.address,
+      '--trace-file',
+      coordinatorFile,
+    ]);
+    const client = coordinatorClient(coordinator.address);
+    const messages = new MessageStream<LeaseStreamRequest, LeaseStreamResponse__Output>({
+      open: () => client.LeaseStream(new grpc.Metadata()),
+      timeoutMs: 10_000,
+      keyOfAnswer: (answer) => answer.call_id,
+      noun: 'lease call',
+    });
+    const request = { request_id: fresh('req'), resource: fresh('streamed'), owner_id: 'w1', incarnation: '1' };
+    // No trace context: the worker does not trace.
+    const answer = await messages.send('1', { call_id: '1', acquire: { ...request, ttl_ms: '5000' } });
+    expect(answer.acquired?.lease?.token).toBe('1');
+    messages.end();
+    client.close();
+
+    const spans = await spansOf(coordinator, coordinatorFile);
+    const acquire = only(spans, (span) => span.name === 'LeaseStream Acquire', 'the message span');
+    expect(acquire.kind).toBe('SERVER');
+    expect(acquire.parentSpanId).toBeUndefined();
+    // The stream itself makes no span, and no step is a root of its own.
+    expect(spans.filter((span) => span.parentSpanId === undefined)).toEqual([acquire]);
+    expect(spans.filter(childOf(acquire)).map((span) => span.name)).toEqual(
+      expect.arrayContaining(['reserve token', 'advance fence', 'record grant']),
+    );
   });
 
   it('a Write is traced over OTLP when only OTEL_* asks, and nothing is traced when nothing asks', async () => {

@@ -118,6 +118,9 @@ export function coordinatorHandlers(
           return { call_id, released: await release(request!, context) };
         },
         traceContext: (message) => message.trace_context,
+        // As the unary calls' spans end in their method: `--name Acquire` finds both.
+        spanName: (message) =>
+          `LeaseStream ${message.acquire ? 'Acquire' : message.renew ? 'Renew' : message.release ? 'Release' : 'message'}`,
         // Named as sent, even when invalid: the worker matches answers by it.
         refuse: (message, status) => ({ call_id: message?.call_id ?? '0', refused: statusMessage(status) }),
       },
