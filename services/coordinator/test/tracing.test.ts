@@ -50,30 +50,37 @@ function only(spans: readonly SpanLine[], where: (span: SpanLine) => boolean, wh
   return found[0]!;
 }
 
+/** A sink and a coordinator tracing to files (the sink only if `sinkTraced`), in a directory of their own. */
+async function startTraced(options: { sinkTraced: boolean }) {
+  const dir = tempDir();
+  cleanups.push(() => dir.remove());
+  const sinkFile = join(dir.path, 'sink.jsonl');
+  const coordinatorFile = join(dir.path, 'coordinator.jsonl');
+  const sink = await start(
+    ['sink', '--insecure', '--listen', '127.0.0.1:0', '--data', join(dir.path, 'sink')],
+    options.sinkTraced ? { FENCER_SINK_TRACE_FILE: sinkFile } : {},
+  );
+  const coordinator = await start([
+    'coordinator',
+    '--insecure',
+    '--listen',
+    '127.0.0.1:0',
+    '--data',
+    join(dir.path, 'coordinator'),
+    '--sink',
+    sink.address,
+    '--trace-file',
+    coordinatorFile,
+  ]);
+  return { sink, sinkFile, coordinator, coordinatorFile };
+}
+
 const childOf = (parent: SpanLine) => (span: SpanLine) => span.parentSpanId === parent.spanId;
 const end = (span: SpanLine) => span.startUs + span.durationUs;
 
 describe('tracing (issue 22)', () => {
   it("one Acquire is one trace: L3's steps in order, the AdvanceFence message, the sink's decision and synced batch", async () => {
-    const dir = tempDir();
-    cleanups.push(() => dir.remove());
-    const sinkFile = join(dir.path, 'sink.jsonl');
-    const coordinatorFile = join(dir.path, 'coordinator.jsonl');
-    const sink = await start(['sink', '--insecure', '--listen', '127.0.0.1:0', '--data', join(dir.path, 'sink')], {
-      FENCER_SINK_TRACE_FILE: sinkFile,
-    });
-    const coordinator = await start([
-      'coordinator',
-      '--insecure',
-      '--listen',
-      '127.0.0.1:0',
-      '--data',
-      join(dir.path, 'coordinator'),
-      '--sink',
-      sink.address,
-      '--trace-file',
-      coordinatorFile,
-    ]);
+    const { sink, sinkFile, coordinator, coordinatorFile } = await startTraced({ sinkTraced: true });
     const client = coordinatorClient(coordinator.address);
     const resource = fresh('traced');
     const { lease } = ok(
@@ -134,22 +141,7 @@ describe('tracing (issue 22)', () => {
   });
 
   it("a LeaseStream Acquire from an untraced worker is a trace of its own, L3's steps its children", async () => {
-    const dir = tempDir();
-    cleanups.push(() => dir.remove());
-    const coordinatorFile = join(dir.path, 'coordinator.jsonl');
-    const sink = await start(['sink', '--insecure', '--listen', '127.0.0.1:0', '--data', join(dir.path, 'sink')]);
-    const coordinator = await start([
-      'coordinator',
-      '--insecure',
-      '--listen',
-      '127.0.0.1:0',
-      '--data',
-      join(dir.path, 'coordinator'),
-      '--sink',
-      sink.address,
-      '--trace-file',
-      coordinatorFile,
-    ]);
+    const { coordinator, coordinatorFile } = await startTraced({ sinkTraced: false });
     const client = coordinatorClient(coordinator.address);
     const messages = new MessageStream<LeaseStreamRequest, LeaseStreamResponse__Output>({
       open: () => client.LeaseStream(new grpc.Metadata()),
