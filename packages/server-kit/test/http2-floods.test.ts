@@ -63,10 +63,17 @@ async function endedSessions(kind: string, code: string): Promise<number> {
 
 /**
  * Sends `frames` on a new connection (left unread when `read` is false) and
- * resolves with the GOAWAY the sink ends it with, once the connection is
- * closed. An unread connection is read once the sink has counted the end.
+ * resolves, once the connection is closed, with the GOAWAY the sink ended
+ * it with, or undefined if none arrived: the sink closes the socket with
+ * the rest of the flood still unread in its kernel buffer, which resets the
+ * connection, and a client that had not read the GOAWAY yet (a loaded
+ * machine) loses it with the reset. The sink's own count says the code
+ * either way. An unread connection is read once the sink has counted the end.
  */
-async function flood(frames: Buffer, options: { read: boolean; kind: string; code: string }): Promise<GoAway> {
+async function flood(
+  frames: Buffer,
+  options: { read: boolean; kind: string; code: string },
+): Promise<GoAway | undefined> {
   const before = await endedSessions(options.kind, options.code);
   const connection = rawHttp2(sink.address, { read: options.read });
   connection.send(frames);
@@ -76,8 +83,8 @@ async function flood(frames: Buffer, options: { read: boolean; kind: string; cod
     });
     connection.socket.resume();
   }
-  const [goaway] = await Promise.all([connection.goaway, connection.closed]);
-  return goaway;
+  // A GOAWAY read before the close settles first ('data' comes before 'close').
+  return Promise.race([connection.goaway, connection.closed.then(() => undefined)]);
 }
 
 /** The sink still answers a well-behaved client. */
@@ -128,7 +135,8 @@ describe('V4: a connection ended for an HTTP/2 flood is logged once per host and
   it.each(FLOODS)('$what: GOAWAY $code, one line for two floods, and the sink still serves', async (each) => {
     for (let run = 0; run < 2; run++) {
       const goaway = await flood(each.frames(), each);
-      expect(goaway.code).toBe(http2.constants[`NGHTTP2_${each.code}`]);
+      // Seen on the wire unless the close's reset took it (see flood); counted below either way.
+      if (goaway) expect(goaway.code).toBe(http2.constants[`NGHTTP2_${each.code}`]);
     }
     expect(await endedSessions(each.kind, each.code)).toBe(2);
     const notices = noticesOf(each.kind);
@@ -143,7 +151,7 @@ describe('V4: a connection ended for an HTTP/2 flood is logged once per host and
     );
     const before = await endedSessions('control-frame-flood', 'INTERNAL_ERROR');
     const goaway = await flood(settings, { read: false, kind: 'control-frame-flood', code: 'INTERNAL_ERROR' });
-    expect(goaway.code).toBe(http2.constants.NGHTTP2_INTERNAL_ERROR);
+    if (goaway) expect(goaway.code).toBe(http2.constants.NGHTTP2_INTERNAL_ERROR);
     expect(await endedSessions('control-frame-flood', 'INTERNAL_ERROR')).toBe(before + 1);
     expect(noticesOf('control-frame-flood')).toHaveLength(1);
     await stillServes();
