@@ -23,6 +23,7 @@ export {
   type StreamFailure,
 } from './message-stream-call.js';
 export * from './channel-credentials.js';
+export { messageSpan, endedWith } from './message-span.js';
 
 const rawOptions = JSON.parse(readFileSync(new URL('../loader-options.json', import.meta.url), 'utf8')) as {
   keepCase: boolean;

@@ -12,10 +12,13 @@
 // request id (R4), a Renew or Release names the grant's token. A caller's
 // shorter deadline or its AbortSignal ends only its own message, as the
 // unary call would have ended (DEADLINE_EXCEEDED, CANCELLED); the
-// coordinator may still decide it.
+// coordinator may still decide it. A caller inside an OpenTelemetry span
+// sends each message as a CLIENT span of its trace, the context in the
+// message (the coordinator's span of the message is its child).
 import * as grpc from '@grpc/grpc-js';
 import {
   MessageStream,
+  messageSpan,
   remoteFailureOfStatus,
   type AcquireRequest,
   type AcquireResponse__Output,
@@ -93,13 +96,14 @@ export class LeaseStream {
     if (bounds.timeoutMs <= 0)
       return Promise.reject(localFailure(grpc.status.DEADLINE_EXCEEDED, 'no time left to send it'));
     const callId = String(++this.#lastCallId);
-    const message: LeaseStreamRequest =
-      method === 'Acquire'
-        ? { call_id: callId, acquire: request }
-        : method === 'Renew'
-          ? { call_id: callId, renew: request }
-          : { call_id: callId, release: request };
-    const answered = this.#stream.send(callId, message).then(
+    const call: Pick<LeaseStreamRequest, 'acquire' | 'renew' | 'release'> =
+      method === 'Acquire' ? { acquire: request } : method === 'Renew' ? { renew: request } : { release: request };
+    // A traced caller's message joins its trace, as its unary call would
+    // through the grpc-js instrumentation; an untraced caller's carries none.
+    const sent = messageSpan(`LeaseStream ${method}`, (carrier) =>
+      this.#stream.send(callId, { call_id: callId, ...call, trace_context: carrier }),
+    );
+    const answered = sent.then(
       (answer) => answerOf(method, answer),
       (failed: StreamFailure) => {
         if (failed.code === grpc.status.UNIMPLEMENTED)

@@ -8,7 +8,8 @@
 // process that traces.
 import { appendFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import { propagation, ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
+import { endedWith } from '@fencer/proto';
 import type { Phases } from '@fencer/common';
 import { ConfigError } from '@fencer/cli-kit';
 
@@ -112,23 +113,8 @@ export function stopTracingAfter<T extends { stop(): Promise<void> }>(server: T,
 }
 
 /**
- * Sends one message of a stream as a CLIENT span `name` of the active trace,
- * handing `send` the W3C trace context to carry in the message (what a
- * unary call carries in its metadata). With no span active (not tracing,
- * or outside any call) `send` gets an empty carrier and nothing is recorded.
- */
-export function messageSpan<T>(name: string, send: (carrier: Record<string, string>) => Promise<T>): Promise<T> {
-  if (trace.getActiveSpan() === undefined) return send({});
-  return trace.getTracer('fencer').startActiveSpan(name, { kind: SpanKind.CLIENT }, (span) => {
-    const carrier: Record<string, string> = {};
-    propagation.inject(context.active(), carrier);
-    return endedWith(span, () => send(carrier));
-  });
-}
-
-/**
  * Handles one message of a stream in a SERVER span `name` joined to the
- * trace `carrier` names (see messageSpan); the phases inside become its
+ * trace `carrier` names (@fencer/proto's messageSpan); the phases inside become its
  * children. An empty carrier (an untraced caller) starts a trace of its
  * own, as a unary call from an untraced caller does; `undefined` (a stream
  * whose messages carry no trace context) just runs `work`.
@@ -143,19 +129,6 @@ export function inCarriedTrace<T>(
   return trace
     .getTracer('fencer')
     .startActiveSpan(name, { kind: SpanKind.SERVER }, parent, (span) => endedWith(span, work));
-}
-
-/** Runs `work` and ends `span` with its outcome. */
-async function endedWith<T>(span: Span, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    span.recordException(error as Error);
-    span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
-    throw error;
-  } finally {
-    span.end();
-  }
 }
 
 /**

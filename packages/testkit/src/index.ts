@@ -16,3 +16,4 @@ export * from './scripted-coordinator.js';
 export * from './etcd.js';
 export * from './restart-commands.js';
 export * from './secured.js';
+export * from './traced.js';

@@ -3,7 +3,6 @@
 // handler, read back from each process's --trace-file; and the same spans
 // over OTLP when only the standard OTEL_* variables ask for them.
 import { createServer, type Server } from 'node:http';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as grpc from '@grpc/grpc-js';
@@ -13,8 +12,10 @@ import {
   coordinatorApi,
   coordinatorClient,
   ok,
+  readTraceFile,
   sinkCalls,
   startFencer,
+  startTracedServices,
   stopFencer,
   tempDir,
   type FencerProcess,
@@ -38,10 +39,7 @@ async function start(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Fence
 async function spansOf(child: FencerProcess, file: string): Promise<SpanLine[]> {
   running.splice(running.indexOf(child), 1);
   await stopFencer(child);
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as SpanLine);
+  return readTraceFile<SpanLine>(file);
 }
 
 function only(spans: readonly SpanLine[], where: (span: SpanLine) => boolean, what: string): SpanLine {
@@ -54,25 +52,9 @@ function only(spans: readonly SpanLine[], where: (span: SpanLine) => boolean, wh
 async function startTraced(options: { sinkTraced: boolean }) {
   const dir = tempDir();
   cleanups.push(() => dir.remove());
-  const sinkFile = join(dir.path, 'sink.jsonl');
-  const coordinatorFile = join(dir.path, 'coordinator.jsonl');
-  const sink = await start(
-    ['sink', '--insecure', '--listen', '127.0.0.1:0', '--data', join(dir.path, 'sink')],
-    options.sinkTraced ? { FENCER_SINK_TRACE_FILE: sinkFile } : {},
-  );
-  const coordinator = await start([
-    'coordinator',
-    '--insecure',
-    '--listen',
-    '127.0.0.1:0',
-    '--data',
-    join(dir.path, 'coordinator'),
-    '--sink',
-    sink.address,
-    '--trace-file',
-    coordinatorFile,
-  ]);
-  return { sink, sinkFile, coordinator, coordinatorFile };
+  const services = await startTracedServices(dir.path, options);
+  running.push(services.sink, services.coordinator);
+  return services;
 }
 
 const childOf = (parent: SpanLine) => (span: SpanLine) => span.parentSpanId === parent.spanId;

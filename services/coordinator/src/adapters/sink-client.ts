@@ -17,6 +17,7 @@ import {
   channelCredentials,
   fencing,
   MessageStream,
+  messageSpan,
   pairKey,
   remoteFailure,
   remoteFailureOfStatus,
@@ -32,7 +33,6 @@ import {
   type StreamFailure,
   type ClientTls,
 } from '@fencer/proto';
-import { messageSpan } from '@fencer/server-kit';
 import type { FenceAdvance, SinkAdvanceOutcome, SinkPort } from '../core/sink-port.js';
 
 /** GetFence's outcome. */

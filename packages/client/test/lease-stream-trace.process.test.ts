@@ -1,0 +1,114 @@
+// A traced worker's LeaseStream messages join its trace: a worker process
+// with an OpenTelemetry SDK (here, the test's own, recording in memory)
+// that acquires inside a span of its own gets a CLIENT span per message,
+// and the coordinator's and the sink's spans of that Acquire, read from
+// their --trace-file, are its descendants in one trace. An untraced caller's
+// messages stay traces of the coordinator's own (services/coordinator's
+// tracing test).
+import { afterAll, describe, expect, it } from 'vitest';
+import { context, propagation, trace, type Span } from '@opentelemetry/api';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { readTraceFile, startTracedServices, stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
+import { CoordinatorConnection } from '../src/index.js';
+
+/** One line of a --trace-file, as much of it as this test reads. */
+interface SpanLine {
+  readonly traceId: string;
+  readonly spanId: string;
+  readonly parentSpanId?: string;
+  readonly name: string;
+  readonly kind: string;
+}
+
+const exporter = new InMemorySpanExporter();
+const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+// Sets the tracer provider, the async-hooks context manager and the W3C
+// propagator, as a worker's own SDK set-up would.
+provider.register();
+
+const running: FencerProcess[] = [];
+const dir = tempDir();
+afterAll(async () => {
+  await Promise.all(running.map((child) => stopFencer(child)));
+  await provider.shutdown();
+  trace.disable();
+  context.disable();
+  propagation.disable();
+  dir.remove();
+});
+
+/** Stops `child` with SIGTERM (which exports what it buffered) and reads its spans. */
+async function spansOf(child: FencerProcess, file: string): Promise<SpanLine[]> {
+  running.splice(running.indexOf(child), 1);
+  await stopFencer(child);
+  return readTraceFile<SpanLine>(file);
+}
+
+describe('a traced worker on LeaseStream', () => {
+  it("sends each lease call as a CLIENT span whose trace the coordinator's and the sink's spans join", async () => {
+    const { sink, sinkFile, coordinator, coordinatorFile } = await startTracedServices(dir.path, { sinkTraced: true });
+    running.push(sink, coordinator);
+    const connection = new CoordinatorConnection({ address: coordinator.address, callTimeoutMs: 10_000 });
+    const identity = { resource: 'traced-task', ownerId: 'w1', incarnation: 1n };
+
+    // The worker's own span around one task, as worker code would make it.
+    const task = await trace.getTracer('worker').startActiveSpan('task', async (span: Span) => {
+      const { lease } = await connection.acquire({ ...identity, requestId: 'q1', ttlMs: 5_000 });
+      expect(await connection.release({ ...identity, token: lease.token })).toBe(true);
+      span.end();
+      return span.spanContext();
+    });
+    // Outside any span: nothing recorded here, and the coordinator's span of it is a root.
+    await connection.acquire({
+      resource: 'untraced-task',
+      ownerId: 'w1',
+      incarnation: 1n,
+      requestId: 'q2',
+      ttlMs: 5_000,
+    });
+    connection.close();
+
+    const local = exporter.getFinishedSpans();
+    const clientSpan = (name: string) => {
+      const found = local.filter((span) => span.name === name);
+      expect(found, `one ${name} span in the worker`).toHaveLength(1);
+      expect(found[0]!.parentSpanContext?.spanId).toBe(task.spanId);
+      return found[0]!.spanContext();
+    };
+    const acquireSent = clientSpan('LeaseStream Acquire');
+    const releaseSent = clientSpan('LeaseStream Release');
+    expect(local.map((span) => span.name).sort()).toEqual(['LeaseStream Acquire', 'LeaseStream Release', 'task']);
+
+    const coordinatorSpans = await spansOf(coordinator, coordinatorFile);
+    const sinkSpans = await spansOf(sink, sinkFile);
+    const served = (name: string, parent: { traceId: string; spanId: string }) => {
+      const found = coordinatorSpans.filter((span) => span.name === name && span.parentSpanId === parent.spanId);
+      expect(
+        found,
+        `the coordinator's ${name} under the worker's\n${JSON.stringify(coordinatorSpans, null, 1)}`,
+      ).toHaveLength(1);
+      expect(found[0]!.traceId).toBe(task.traceId);
+      expect(found[0]!.kind).toBe('SERVER');
+      return found[0]!;
+    };
+    const acquire = served('LeaseStream Acquire', acquireSent);
+    served('LeaseStream Release', releaseSent);
+    const advance = coordinatorSpans.find(
+      (span) => span.name === 'advance fence' && span.parentSpanId === acquire.spanId,
+    );
+    expect(advance, "L3's advance fence under the coordinator's Acquire").toBeDefined();
+    // The sink's side of that Acquire's AdvanceFence is in the worker's trace too.
+    expect(
+      sinkSpans.some(
+        (span) => span.traceId === task.traceId && span.kind === 'SERVER' && span.name === 'AdvanceFenceStream message',
+      ),
+    ).toBe(true);
+
+    const roots = coordinatorSpans.filter(
+      (span) => span.name === 'LeaseStream Acquire' && span.parentSpanId === undefined,
+    );
+    expect(roots).toHaveLength(1);
+    expect(roots[0]!.traceId).not.toBe(task.traceId);
+  });
+});
