@@ -5,6 +5,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { ERROR_DOMAIN, REASON_KEY, STATUS_DETAILS_KEY, encodeStatusDetails, type StatusDetails } from '@fencer/proto';
 import { REASON_CODES, StoreFailedError } from '@fencer/common';
+import { AnswerPacer } from './answer-pacer.js';
 import { authorize, principalOf, type Principal, type Role } from './auth.js';
 import { Failure } from './failure.js';
 import type { Logger } from './log.js';
@@ -25,9 +26,13 @@ export type UnaryHandler<Req, Res> = (request: Req, context: CallContext) => Pro
  * gate authenticates every caller before its request is read, A6).
  * `unary(method, roles, handle)` admits only `roles` (A4; every role when
  * auth is off) and never lets an exception escape as anything but a status.
+ * Answers ready in one turn leave a few per turn (AnswerPacer).
  */
 export function unaryFactory(options: { service: string; log: Logger }) {
   const { service, log } = options;
+  // One pacer for all of the service's unary calls: a group commit readies
+  // the answers of calls of every method at once.
+  const pacer = new AnswerPacer();
   return function unary<Req, Res>(
     method: string,
     roles: readonly Role[],
@@ -42,16 +47,19 @@ export function unaryFactory(options: { service: string; log: Logger }) {
         return handle(call.request, { principal, log });
       };
       run().then(
-        (response) => {
-          stopTimer();
-          counted(grpc.status.OK).value += 1;
-          callback(null, response);
-        },
+        (response) =>
+          pacer.send(() => {
+            stopTimer();
+            counted(grpc.status.OK).value += 1;
+            callback(null, response);
+          }),
         (error: unknown) => {
-          stopTimer();
           const status = toStatus(error, method, log);
-          counted(status.code).value += 1;
-          callback(status);
+          pacer.send(() => {
+            stopTimer();
+            counted(status.code).value += 1;
+            callback(status);
+          });
         },
       );
     };
