@@ -1,25 +1,16 @@
 // AnswerPacer: answers handed over in one turn leave a group per turn, in
 // order; one answer at a time (concurrency 1) is never held back.
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { turn as nextTurn, turnCounter } from '@fencer/testkit';
 import { AnswerPacer } from './answer-pacer.js';
 
 /** Hands `count` answers to `pacer` in one turn; resolves with the turn each left in (0: at once). */
 async function turnsOf(pacer: AnswerPacer, count: number): Promise<number[]> {
   const sentIn: number[] = [];
-  // A turn counter scheduled before the pacer's first turn, so in every
-  // turn it counts before the pacer sends.
-  let turn = 0;
-  let counting = true;
-  const countTurn = () => {
-    if (!counting) return;
-    turn++;
-    setImmediate(countTurn);
-  };
-  setImmediate(countTurn);
-  for (let i = 0; i < count; i++) pacer.send(() => sentIn.push(turn));
+  const turns = turnCounter();
+  for (let i = 0; i < count; i++) pacer.send(() => sentIn.push(turns.turn));
   for (let waited = 0; sentIn.length < count && waited < 100; waited++) await nextTurn();
-  counting = false;
+  turns.stop();
   return sentIn;
 }
 

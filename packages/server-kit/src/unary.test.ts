@@ -8,6 +8,7 @@ import { Writable } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gate, turnCounter } from '@fencer/testkit';
 import {
   bearer,
   decodeStatusDetails,
@@ -25,6 +26,7 @@ import { Failure } from './failure.js';
 import { registry } from './metrics.js';
 import { startGrpcServer, type RunningServer } from './server.js';
 import { unaryFactory } from './unary.js';
+import { ANSWERS_PER_TURN } from './answer-pacer.js';
 import { RequestCheck } from './validation.js';
 
 // PROTOCOL.md, error model (plus the auth and INTERNAL reasons the kit adds).
@@ -60,6 +62,9 @@ const log = pino(
   new Writable({ write: (chunk, _encoding, done) => (logLines.push(String(chunk)), done()) }),
 );
 const handled: string[] = [];
+const PACED_CALLS = 4 * ANSWERS_PER_TURN;
+let pacedArrived = 0;
+const allPacedArrived = gate();
 
 let server: RunningServer;
 let client: SinkClient;
@@ -83,6 +88,12 @@ beforeAll(async () => {
     // A bug: a plain Error whose message holds internals.
     GetFence: unary<{ resource: string }, never>('GetFence', ['worker'], async () => {
       throw new Error('ENOENT: /var/lib/secret-path/LOCK');
+    }),
+    // Every call waits for the last of PACED_CALLS, so all their answers are ready in one turn.
+    ListResults: unary<{ resource: string }, { results: [] }>('ListResults', ['worker'], async () => {
+      if (++pacedArrived === PACED_CALLS) allPacedArrived.open();
+      await allPacedArrived.opened;
+      return { results: [] };
     }),
     AdvanceFence: unary<{ resource: string }, { fence: string }>(
       'AdvanceFence',
@@ -228,5 +239,26 @@ describe('auth before the handler (A2, A4)', () => {
       { metadata: bearer(COORDINATOR) },
     );
     expect(handled.at(-1)).toBe('AdvanceFence by c');
+  });
+});
+
+describe('answers ready together (AnswerPacer)', () => {
+  it(`leave at most ${ANSWERS_PER_TURN} per turn, so the client gets them over several turns`, async () => {
+    const turns = turnCounter();
+    const answeredIn: number[] = [];
+    await Promise.all(
+      Array.from({ length: PACED_CALLS }, (_, i) =>
+        unaryCall(
+          client,
+          client.ListResults,
+          { resource: `r${i}`, limit: 1 },
+          { metadata: bearer(WORKER), timeoutMs: 10_000 },
+        ).then(() => answeredIn.push(turns.turn)),
+      ),
+    );
+    turns.stop();
+    expect(answeredIn).toHaveLength(PACED_CALLS);
+    // Answered in the one turn they were ready in, all would arrive in one or two.
+    expect(new Set(answeredIn).size).toBeGreaterThanOrEqual(PACED_CALLS / ANSWERS_PER_TURN);
   });
 });

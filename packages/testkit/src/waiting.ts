@@ -49,3 +49,28 @@ export async function hasSettled(promise: Promise<unknown>): Promise<boolean> {
   await turn();
   return settled;
 }
+
+/**
+ * Counts event-loop turns from now until `stop()`, one setImmediate per
+ * turn: code run in a turn reads `turn` to tell which turn it ran in. Made
+ * before other code schedules its own setImmediate, it counts first in
+ * every turn.
+ */
+export function turnCounter(): { readonly turn: number; stop(): void } {
+  let turn = 0;
+  let counting = true;
+  const count = () => {
+    if (!counting) return;
+    turn++;
+    setImmediate(count);
+  };
+  setImmediate(count);
+  return {
+    get turn() {
+      return turn;
+    },
+    stop: () => {
+      counting = false;
+    },
+  };
+}
