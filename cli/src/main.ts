@@ -10,6 +10,7 @@ import { credentialsCommand, healthCommand, traceCommand } from '@fencer/supervi
 import { conformanceCommand } from '@fencer/conformance';
 import { demoCommand } from '@fencer/demo';
 import { workerCommand } from '@fencer/worker';
+import { startTracing } from '@fencer/server-kit/tracing';
 import { inspectCommand, releaseCommand } from './admin.js';
 import { clusterCommand } from './cluster.js';
 
@@ -33,7 +34,7 @@ const program = new Command('fencer')
   .addCommand(coordinatorCommand())
   .addCommand(clusterCommand())
   .addCommand(demoCommand())
-  .addCommand(workerCommand())
+  .addCommand(workerCommand({ startTracing: (traceFile) => startTracing('worker', traceFile) }))
   .addCommand(toxiproxyCommand())
   .addCommand(chaosCommand())
   .addCommand(benchCommand())

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { context, propagation, trace, type Span } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import { readTraceFile, startTracedServices, stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
+import { spansAfterStop, startTracedServices, stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
 import { CoordinatorConnection } from '../src/index.js';
 
 /** One line of a --trace-file, as much of it as this test reads. */
@@ -37,13 +37,6 @@ afterAll(async () => {
   propagation.disable();
   dir.remove();
 });
-
-/** Stops `child` with SIGTERM (which exports what it buffered) and reads its spans. */
-async function spansOf(child: FencerProcess, file: string): Promise<SpanLine[]> {
-  running.splice(running.indexOf(child), 1);
-  await stopFencer(child);
-  return readTraceFile<SpanLine>(file);
-}
 
 describe('a traced worker on LeaseStream', () => {
   it("sends each lease call as a CLIENT span whose trace the coordinator's and the sink's spans join", async () => {
@@ -80,8 +73,8 @@ describe('a traced worker on LeaseStream', () => {
     const releaseSent = clientSpan('LeaseStream Release');
     expect(local.map((span) => span.name).sort()).toEqual(['LeaseStream Acquire', 'LeaseStream Release', 'task']);
 
-    const coordinatorSpans = await spansOf(coordinator, coordinatorFile);
-    const sinkSpans = await spansOf(sink, sinkFile);
+    const coordinatorSpans = await spansAfterStop<SpanLine>(coordinator, coordinatorFile);
+    const sinkSpans = await spansAfterStop<SpanLine>(sink, sinkFile);
     const served = (name: string, parent: { traceId: string; spanId: string }) => {
       const found = coordinatorSpans.filter((span) => span.name === name && span.parentSpanId === parent.spanId);
       expect(

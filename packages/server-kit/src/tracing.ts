@@ -9,7 +9,9 @@
 import { appendFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { propagation, ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
-import { endedWith } from '@fencer/proto';
+// The subpath, not the package: @fencer/proto's index loads the grpc-js
+// client classes, which must wait until hookGrpc has patched grpc-js.
+import { endedWith } from '@fencer/proto/message-span';
 import type { Phases } from '@fencer/common';
 import { ConfigError } from '@fencer/cli-kit';
 
@@ -86,13 +88,14 @@ export async function hookGrpc(): Promise<void> {
 }
 
 /**
- * Whether `fencer <argv>` is a server that may trace (--trace-file, its
- * FENCER_<SERVICE>_TRACE_FILE, or OTEL_*): decided before commander parses
- * anything, so generous; a wrong yes costs only an unrecorded span per call.
+ * Whether `fencer <argv>` is a server or a worker that may trace
+ * (--trace-file, its FENCER_<COMMAND>_TRACE_FILE, or OTEL_*): decided
+ * before commander parses anything, so generous; a wrong yes costs only an
+ * unrecorded span per call.
  */
 export function tracingAsked(argv: readonly string[], env: NodeJS.ProcessEnv): boolean {
   const service = argv[2];
-  if (service !== 'sink' && service !== 'coordinator') return false;
+  if (service !== 'sink' && service !== 'coordinator' && service !== 'worker') return false;
   return (
     argv.some((arg) => arg === '--trace-file' || arg.startsWith('--trace-file=')) ||
     Boolean(env[`FENCER_${service.toUpperCase()}_TRACE_FILE`]) ||

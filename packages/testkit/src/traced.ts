@@ -46,6 +46,16 @@ export async function startTracedServices(dir: string, options: { sinkTraced: bo
   }
 }
 
+/**
+ * Stops `child` with SIGTERM, which exports the spans it still buffers (a
+ * SIGKILL loses them), and reads its --trace-file; stopping it again later
+ * does nothing.
+ */
+export async function spansAfterStop<T>(child: FencerProcess, file: string): Promise<T[]> {
+  await stopFencer(child);
+  return readTraceFile<T>(file);
+}
+
 /** The spans in a --trace-file, one JSON object per line, as `T` (server-kit's SpanLine). */
 export function readTraceFile<T>(file: string): T[] {
   return readFileSync(file, 'utf8')

@@ -23,6 +23,7 @@ import {
 import { emit } from './events.js';
 import { MIXES, OperationGenerator, type MixName } from './generator.js';
 import { WorkerSession, type WorkerConfig } from './session.js';
+import { inSpan } from './spans.js';
 
 // `acquire REQUEST_ID` retries an earlier acquisition by hand (R1); `forge`
 // writes under a token of its own choosing: a buggy or hostile worker;
@@ -42,10 +43,27 @@ export interface WorkerCommandConfig {
   readonly steps: number;
   readonly stepMs: number;
   readonly rounds: number;
+  /** Where the worker's spans go (`--trace-file`); tracing may also be asked for by the OTEL_* variables. */
+  readonly traceFile?: string;
+}
+
+/** Started tracing; `shutdown` exports what is still buffered. */
+export interface WorkerTracing {
+  shutdown(): Promise<void>;
+}
+
+/** What `fencer worker` is given by the program that assembles it. */
+export interface WorkerCommandSeams {
+  /**
+   * Starts tracing for this process, spans to `traceFile` or as the OTEL_*
+   * variables ask; undefined when neither asks (server-kit's startTracing,
+   * which a worker may not import itself).
+   */
+  readonly startTracing: (traceFile: string | undefined) => Promise<WorkerTracing | undefined>;
 }
 
 /** `fencer worker`. */
-export function workerCommand(): Command {
+export function workerCommand(seams: WorkerCommandSeams): Command {
   return configuredCommand(
     new Command('worker').description(
       'a worker built on @fencer/client: acquire a lease, write results under its token, renew, release; prints one JSON event per line',
@@ -103,6 +121,10 @@ export function workerCommand(): Command {
       new Option('--rounds <n>', 'loop: leases to hold before exiting; 0 runs until stopped')
         .default(0)
         .argParser((value) => (value === '0' ? 0 : positiveInteger(value))),
+      new Option(
+        '--trace-file <file>',
+        'append OpenTelemetry spans to this file as JSON lines: a span per step, a `task` span per loop round (without it, the OTEL_* variables may export them over OTLP)',
+      ).env('FENCER_WORKER_TRACE_FILE'),
     ],
     (
       options: TlsFlags & {
@@ -121,6 +143,7 @@ export function workerCommand(): Command {
         steps: number;
         stepMs: number;
         rounds: number;
+        traceFile?: string;
       },
     ): WorkerCommandConfig => {
       // A2: a bearer token, or under mutual TLS a client certificate, names
@@ -150,18 +173,24 @@ export function workerCommand(): Command {
         steps: options.steps,
         stepMs: options.stepMs,
         rounds: options.rounds,
+        ...(options.traceFile === undefined ? {} : { traceFile: options.traceFile }),
       });
     },
-    runWorker,
+    (config) => runWorker(config, seams),
   );
 }
 
-async function runWorker(config: WorkerCommandConfig): Promise<void> {
+async function runWorker(config: WorkerCommandConfig, seams: WorkerCommandSeams): Promise<void> {
+  const tracing = await seams.startTracing(config.traceFile);
   const session = new WorkerSession(config.worker);
   let closing: Promise<void> | undefined;
-  // A stopped worker releases what it holds, so a successor need not wait out the TTL.
+  // A stopped worker releases what it holds, so a successor need not wait
+  // out the TTL, and exports the spans it still buffers.
   const stop = () => {
-    closing ??= session.close().then(() => process.exit(0));
+    closing ??= session
+      .close()
+      .then(() => tracing?.shutdown())
+      .then(() => process.exit(0));
     return closing;
   };
   process.on('SIGINT', () => void stop());
@@ -236,8 +265,24 @@ async function runLoop(session: WorkerSession, config: WorkerCommandConfig): Pro
   // failover longer than the keeper's retries: it may have been granted).
   let requestId: string | undefined;
   for (let round = 1; config.rounds === 0 || round <= config.rounds;) {
-    requestId ??= randomUUID();
-    const acquired = await session.acquire(requestId);
+    const id = (requestId ??= randomUUID());
+    // One task: acquire, the steps, release; traced, one span above them.
+    const acquired = await inSpan('task', { 'fencer.resource': config.worker.resource }, async () => {
+      const held = await session.acquire(id);
+      if (!held.ok) return held;
+      const keeper = held.value;
+      for (let step = 1; step <= config.steps && !keeper.signal.aborted; step++) {
+        const worked = await sleep(config.stepMs, keeper.signal).then(
+          () => true,
+          () => false, // the lease was lost mid-step: stop this work
+        );
+        if (!worked) break;
+        const written = await session.write(`${owner}-${keeper.token}-${step}`, `${owner}@${keeper.token}#${step}`);
+        if (!written.ok) break;
+      }
+      if (!keeper.signal.aborted) await session.release();
+      return held;
+    });
     if (!(!acquired.ok && acquired.error instanceof UnavailableError)) requestId = undefined;
     if (!acquired.ok) {
       // Held by someone else: look again before their lease would end (they
@@ -246,17 +291,6 @@ async function runLoop(session: WorkerSession, config: WorkerCommandConfig): Pro
       await sleep(Math.min(heldMs, config.stepMs * config.steps) * Math.random() + config.stepMs);
       continue;
     }
-    const keeper = acquired.value;
-    for (let step = 1; step <= config.steps && !keeper.signal.aborted; step++) {
-      const worked = await sleep(config.stepMs, keeper.signal).then(
-        () => true,
-        () => false, // the lease was lost mid-step: stop this work
-      );
-      if (!worked) break;
-      const written = await session.write(`${owner}-${keeper.token}-${step}`, `${owner}@${keeper.token}#${step}`);
-      if (!written.ok) break;
-    }
-    if (!keeper.signal.aborted) await session.release();
     round++;
     // Between tasks: without a pause, the releasing worker would win every next Acquire.
     await sleep(config.stepMs * config.steps * Math.random());

@@ -2,6 +2,7 @@
 // steps both modes (commands on stdin, or the loop) are made of, each
 // reporting what happened as events instead of throwing.
 import * as grpc from '@grpc/grpc-js';
+import { trace } from '@opentelemetry/api';
 import {
   CoordinatorConnection,
   FencedWriter,
@@ -14,6 +15,7 @@ import {
   type TlsOptions,
 } from '@fencer/client';
 import { emit, eventClockMs } from './events.js';
+import { inSpan } from './spans.js';
 
 /** Who the worker is and where it works. */
 export interface WorkerConfig {
@@ -230,7 +232,16 @@ export class WorkerSession {
     return this.#sinks.owner(this.config.resource, this.#keeper?.sink);
   }
 
-  async #step<T>(command: string, run: () => Promise<T>): Promise<StepResult<T>> {
+  /** Runs one step as a span of its own (a refusal is an outcome, named in `fencer.refused`, not an error). */
+  #step<T>(command: string, run: () => Promise<T>): Promise<StepResult<T>> {
+    return inSpan(command, { 'fencer.resource': this.config.resource }, async () => {
+      const result = await this.#reported(command, run);
+      if (!result.ok) trace.getActiveSpan()?.setAttribute('fencer.refused', result.error.reason);
+      return result;
+    });
+  }
+
+  async #reported<T>(command: string, run: () => Promise<T>): Promise<StepResult<T>> {
     try {
       return { ok: true, value: await run() };
     } catch (error) {

@@ -12,7 +12,7 @@ import {
   coordinatorApi,
   coordinatorClient,
   ok,
-  readTraceFile,
+  spansAfterStop,
   sinkCalls,
   startFencer,
   startTracedServices,
@@ -33,13 +33,6 @@ async function start(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Fence
   const child = await startFencer(args, { env });
   running.push(child);
   return child;
-}
-
-/** Stops `child` with SIGTERM (which exports what is buffered) and reads its spans. */
-async function spansOf(child: FencerProcess, file: string): Promise<SpanLine[]> {
-  running.splice(running.indexOf(child), 1);
-  await stopFencer(child);
-  return readTraceFile<SpanLine>(file);
 }
 
 function only(spans: readonly SpanLine[], where: (span: SpanLine) => boolean, what: string): SpanLine {
@@ -77,8 +70,8 @@ describe('tracing (issue 22)', () => {
     client.close();
     const token = lease!.token;
 
-    const coordinatorSpans = await spansOf(coordinator, coordinatorFile);
-    const sinkSpans = await spansOf(sink, sinkFile);
+    const coordinatorSpans = await spansAfterStop<SpanLine>(coordinator, coordinatorFile);
+    const sinkSpans = await spansAfterStop<SpanLine>(sink, sinkFile);
     expect(new Set(coordinatorSpans.map((span) => span.service))).toEqual(new Set(['fencer-coordinator']));
     expect(new Set(sinkSpans.map((span) => span.service))).toEqual(new Set(['fencer-sink']));
 
@@ -138,7 +131,7 @@ describe('tracing (issue 22)', () => {
     messages.end();
     client.close();
 
-    const spans = await spansOf(coordinator, coordinatorFile);
+    const spans = await spansAfterStop<SpanLine>(coordinator, coordinatorFile);
     const acquire = only(spans, (span) => span.name === 'LeaseStream Acquire', 'the message span');
     expect(acquire.kind).toBe('SERVER');
     expect(acquire.parentSpanId).toBeUndefined();
