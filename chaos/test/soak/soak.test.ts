@@ -19,15 +19,27 @@ describe('fencer chaos', () => {
     `a ${SECONDS} s soak under every soak nemesis holds S1–S6 and the lock model`,
     async () => {
       const report = join(dir.path, 'soak.html');
-      const { code, stdout, stderr } = await runFencer(['chaos', '--seconds', String(SECONDS), '--report', report], {
-        timeoutMs: (SECONDS + 90) * 1_000,
-      });
+      const history = join(dir.path, 'history.jsonl');
+      const { code, stdout, stderr } = await runFencer(
+        ['chaos', '--seconds', String(SECONDS), '--report', report, '--history', history],
+        { timeoutMs: (SECONDS + 90) * 1_000 },
+      );
       const seed = /seed (\d+)/.exec(stdout)?.[1];
       const lines = stdout.split('\n');
-      // Between the report's line and the verdict: each violation or unjudged stretch, named (how many
-      // overlapping lease calls, from where), so a failure here says what the checker saw.
-      const findings = lines.slice(lines.findIndex((line) => line.startsWith('report: ')) + 1, -2);
-      expect({ code, verdict: lines.at(-2), findings, stderrTail: stderr.slice(-300) }, `seed ${seed}`).toMatchObject({
+      // Between the report's and the history's lines and the verdict: each violation or unjudged
+      // stretch, named (how many overlapping lease calls, from where), so a failure here says what
+      // the checker saw.
+      const findings = lines.slice(lines.findIndex((line) => line.startsWith('history: ')) + 1, -2);
+      // A replay of the seed has other timing, so a failure also carries the history's events of
+      // the operations its findings name (#id): what the checker judged, kept in the CI log.
+      const named = new Set(findings.flatMap((finding) => [...finding.matchAll(/#(\d+)/g)].map((m) => Number(m[1]))));
+      const events = readFileSync(history, 'utf8')
+        .split('\n')
+        .filter((line) => line !== '' && named.has((JSON.parse(line) as { id?: number }).id ?? -1));
+      expect(
+        { code, verdict: lines.at(-2), findings, stderrTail: stderr.slice(-300) },
+        `seed ${seed}; the events of the operations named:\n${events.join('\n')}`,
+      ).toMatchObject({
         code: 0,
         verdict: 'verdict: S1–S6 and the lock model held',
         findings: [],
