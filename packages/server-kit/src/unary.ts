@@ -46,20 +46,18 @@ export function unaryFactory(options: { service: string; log: Logger }) {
         authorize(principal, method, roles);
         return handle(call.request, { principal, log });
       };
+      // Only the sending is paced: the answer is decided (and durable, F6) by now.
+      const answer = (code: grpc.status, send: () => void) =>
+        pacer.send(() => {
+          stopTimer();
+          counted(code).value += 1;
+          send();
+        });
       run().then(
-        (response) =>
-          pacer.send(() => {
-            stopTimer();
-            counted(grpc.status.OK).value += 1;
-            callback(null, response);
-          }),
+        (response) => answer(grpc.status.OK, () => callback(null, response)),
         (error: unknown) => {
           const status = toStatus(error, method, log);
-          pacer.send(() => {
-            stopTimer();
-            counted(status.code).value += 1;
-            callback(status);
-          });
+          answer(status.code, () => callback(status));
         },
       );
     };
