@@ -307,7 +307,7 @@ describe('fencer bench', () => {
 describe('fencer bench, stopped', () => {
   it('Ctrl-C in the middle stops every process it started and removes its directory', { timeout: 60_000 }, async () => {
     // No floor of warm-up operations: the first warm-up ends in a few seconds, not after 5,000 cycles.
-    const args = ['bench', '--seconds', '5', '--warm-up-operations', '0', '--data', dir.path];
+    const args = ['bench', '--seconds', '1', '--warm-up-operations', '0', '--data', dir.path];
     const child = spawn(process.execPath, [fencerBin(), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
