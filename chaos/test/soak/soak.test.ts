@@ -10,8 +10,17 @@ import { fencerBin } from '@fencer/supervisor';
 import { eventually, runFencer, tempDir } from '@fencer/testkit';
 import { SOAK_KINDS } from '../../src/index.js';
 
+/** A line of `--history` (chaos/src/history-export): the fields read here. */
+interface HistoryEvent {
+  time: number;
+  process: string;
+  id?: number;
+  value?: { request?: { resource?: string } };
+}
+
 const SECONDS = Number(process.env.FENCER_SOAK_SECONDS ?? 120);
 const dir = tempDir('fencer-soak-');
+
 afterAll(() => dir.remove());
 
 describe('fencer chaos', () => {
@@ -30,15 +39,27 @@ describe('fencer chaos', () => {
       // stretch, named (how many overlapping lease calls, from where), so a failure here says what
       // the checker saw.
       const findings = lines.slice(lines.findIndex((line) => line.startsWith('history: ')) + 1, -2);
-      // A replay of the seed has other timing, so a failure also carries the history's events of
-      // the operations its findings name (#id): what the checker judged, kept in the CI log.
-      const named = new Set(findings.flatMap((finding) => [...finding.matchAll(/#(\d+)/g)].map((m) => Number(m[1]))));
+      // A replay of the seed has other timing, so a failure also carries what the checker judged,
+      // kept in the CI log: every fault's start and stop (unshared periods change what the lock
+      // model judges), and the calls on the resources of the operations a finding names (#id), from
+      // 10 s (ten TTLs) before the first of them is sent to the last one's answer.
       const events = readFileSync(history, 'utf8')
         .split('\n')
-        .filter((line) => line !== '' && named.has((JSON.parse(line) as { id?: number }).id ?? -1));
+        .filter((line) => line !== '')
+        .map((line) => ({ line, ...(JSON.parse(line) as HistoryEvent) }));
+      const around = findings.flatMap((finding) => {
+        const ids = new Set([...finding.matchAll(/#(\d+)/g)].map((m) => Number(m[1])));
+        const named = events.filter((e) => ids.has(e.id ?? -1));
+        const resources = new Set(named.map((e) => e.value?.request?.resource));
+        const [from, to] = [Math.min(...named.map((e) => e.time)) - 10e9, Math.max(...named.map((e) => e.time))];
+        return events.filter((e) => resources.has(e.value?.request?.resource) && e.time >= from && e.time <= to);
+      });
+      const shown = [...new Set([...events.filter((e) => e.process === 'nemesis'), ...around])]
+        .sort((a, b) => a.time - b.time)
+        .map((e) => e.line);
       expect(
         { code, verdict: lines.at(-2), findings, stderrTail: stderr.slice(-300) },
-        `seed ${seed}; the events of the operations named:\n${events.join('\n')}`,
+        `seed ${seed}; the faults, and the calls around what the findings name:\n${shown.join('\n')}`,
       ).toMatchObject({
         code: 0,
         verdict: 'verdict: S1–S6 and the lock model held',
