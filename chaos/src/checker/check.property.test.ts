@@ -1,17 +1,20 @@
 // checkHistory against histories of a correct system: a model coordinator
 // and sink that follow PROTOCOL.md, driven by random workers whose calls
-// overlap, lose their requests or their replies. No such history may be
-// accused. The same workers against a sink that accepts stale tokens, or a
+// overlap, lose their requests or their replies, and a coordinator that
+// may lose its data (crash-wipe: down a while, back with no leases and no
+// request records, minting above the sink's fence, L6). No such history may
+// be accused. The same workers against a sink that accepts stale tokens, or a
 // coordinator whose leases end early, must be caught, so the property
 // cannot pass with the checker switched off.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkHistory } from './check.js';
-import type { FinalState, History, Operation, Outcome, StoredResult } from './history.js';
+import type { FaultPeriod, FinalState, History, Operation, Outcome, StoredResult } from './history.js';
 
 /** One call a worker makes: what, on which resource or result id, how long, and whether an answer comes back. */
 interface Step {
-  readonly action: 'acquire' | 'renew' | 'release' | 'write' | 'read';
+  /** `wipe`: the coordinator crashes at the step's sending, down for toEffectMs × 4, and comes back with no data. */
+  readonly action: 'acquire' | 'renew' | 'release' | 'write' | 'read' | 'wipe';
   readonly pick: number;
   /** Time from sending to taking effect, and from effect to answer (ms, ≥ 1: the effect is strictly inside). */
   readonly toEffectMs: number;
@@ -39,6 +42,18 @@ const planArb: fc.Arbitrary<Plan> = fc.record({
   resources: fc.integer({ min: 1, max: 2 }),
   steps: fc.array(stepArb, { minLength: 1, maxLength: 120, size: 'max' }),
 });
+/** Plans whose coordinator may lose its data: about one step in twenty wipes it. */
+const wipingPlanArb: fc.Arbitrary<Plan> = fc.record({
+  workers: fc.integer({ min: 1, max: 4 }),
+  resources: fc.integer({ min: 1, max: 2 }),
+  steps: fc.array(
+    fc.oneof(
+      { arbitrary: stepArb, weight: 19 },
+      { arbitrary: stepArb.map((step) => ({ ...step, action: 'wipe' as const })), weight: 1 },
+    ),
+    { minLength: 1, maxLength: 120, size: 'max' },
+  ),
+});
 
 const TTL_MS = 60;
 const lost: Outcome = { type: 'unknown', code: 'DEADLINE_EXCEEDED', reason: '' };
@@ -60,6 +75,8 @@ interface Broken {
   readonly acceptStale?: boolean;
   /** The coordinator answers a TTL but lets the lease end halfway through it (L2, as a fast clock would). */
   readonly earlyExpiry?: boolean;
+  /** A wiped coordinator mints from its own lost counter and grants even where the sink kept its fence (L6). */
+  readonly ignoresFence?: boolean;
 }
 
 /**
@@ -74,6 +91,8 @@ function simulate(plan: Plan, broken: Broken = {}): History {
   const requests = new Map<string, { resource: string; owner: string; token: bigint }>();
   const fences = new Map<string, bigint>();
   const results = new Map<string, { token: bigint; payload: string }>();
+  const faults: FaultPeriod[] = [];
+  let coordinatorDownUntilMs = -Infinity;
   let requestIds = 0;
 
   const leaseOf = (resource: string, owner: string, token: bigint) => ({
@@ -87,14 +106,19 @@ function simulate(plan: Plan, broken: Broken = {}): History {
     const valid = grant !== undefined && nowMs < grant.expiresAtMs;
     const holds = grant?.owner === owner && grant.token === BigInt(text(request.token) || '0');
     const key = `${resource}/${text(request.result_id)}`;
+    // A call that reaches a crashed coordinator does nothing, and its caller cannot tell.
+    if (method !== 'Write' && method !== 'Read' && nowMs < coordinatorDownUntilMs) return lost;
     switch (method) {
       case 'Acquire': {
         const recorded = requests.get(text(request.request_id));
         if (recorded) return ok({ ...leaseOf(recorded.resource, recorded.owner, recorded.token), replayed: true });
         if (valid) return refused('ABORTED', 'LEASE_HELD');
-        const token = (lastToken.get(resource) ?? 0n) + 1n;
+        // L6: a coordinator that lost its counter learns the fence from the sink and mints above it.
+        const fence = fences.get(resource) ?? 0n;
+        const counter = lastToken.get(resource) ?? (broken.ignoresFence ? 0n : fence);
+        const token = (counter > fence || broken.ignoresFence ? counter : fence) + 1n;
         lastToken.set(resource, token);
-        fences.set(resource, token); // L3: the fence first, then the grant
+        if (token > fence) fences.set(resource, token); // L3: the fence first, then the grant
         grants.set(resource, { owner, token, expiresAtMs: expiresAtMs(nowMs) });
         requests.set(text(request.request_id), { resource, owner, token });
         return ok({ ...leaseOf(resource, owner, token), replayed: false });
@@ -146,6 +170,8 @@ function simulate(plan: Plan, broken: Broken = {}): History {
         return ['Write', { resource, token, result_id: resultId, payload: `${resultId}:${step.pick % 2}` }];
       case 'read':
         return ['Read', { resource, result_id: resultId }];
+      case 'wipe':
+        throw new Error('a wipe is not a call');
     }
   };
 
@@ -157,6 +183,19 @@ function simulate(plan: Plan, broken: Broken = {}): History {
   const send = (worker: Worker, sentAtMs: number) => {
     const step = plan.steps[nextStep++];
     if (!step) return;
+    if (step.action === 'wipe') {
+      const endMs = sentAtMs + step.toEffectMs * 4;
+      faults.push({ name: 'crash-wipe', target: 'coordinator', startMs: sentAtMs, endMs });
+      at(sentAtMs, () => {
+        grants.clear();
+        requests.clear();
+        lastToken.clear();
+        coordinatorDownUntilMs = Math.max(coordinatorDownUntilMs, endMs);
+      });
+      // Not a call: the worker's next step follows.
+      at(sentAtMs, () => send(worker, sentAtMs + step.thinkMs));
+      return;
+    }
     const [method, request] = requestOf(worker, step);
     let answer: Outcome = lost;
     const effectAtMs = sentAtMs + step.toEffectMs;
@@ -192,7 +231,7 @@ function simulate(plan: Plan, broken: Broken = {}): History {
     fences: Object.fromEntries(resources.map((r) => [r, String(fences.get(r) ?? 0n)])),
     results: stored,
   };
-  return { operations, final, faults: [] };
+  return { operations, final, faults };
 }
 
 describe('checkHistory on histories of a correct model', () => {
@@ -204,6 +243,28 @@ describe('checkHistory on histories of a correct model', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('accuses none of them when the coordinator loses its data (crash-wipe, L6)', () => {
+    let wiped = 0;
+    fc.assert(
+      fc.property(wipingPlanArb, (plan) => {
+        const history = simulate(plan);
+        if (history.faults.length > 0) wiped += 1;
+        expect(checkHistory(history, { clockUncertaintyMs: 0 })).toEqual({ violations: [], unchecked: [] });
+      }),
+      { numRuns: 300 },
+    );
+    // The property met wipes, not only plans that drew none.
+    expect(wiped).toBeGreaterThan(100);
+  });
+
+  it('catches a wiped coordinator that mints below the fence (L6), in some of them', () => {
+    const plans = fc.sample(wipingPlanArb, { numRuns: 300, seed: 42 });
+    const found = plans.map(
+      (plan) => checkHistory(simulate(plan, { ignoresFence: true }), { clockUncertaintyMs: 0 }).violations,
+    );
+    expect(found.filter((violations) => violations.some((v) => v.message.endsWith('(L6)'))).length).toBeGreaterThan(10);
   });
 
   it('catches a sink that accepts stale tokens, in some of them', () => {
