@@ -1,5 +1,35 @@
 import { availableParallelism } from 'node:os';
+import { relative } from 'node:path';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
+
+/**
+ * Files that each take minutes (the soaks, their negative controls, the
+ * bench's runs of every case), in the order they start. A clean clone has no
+ * timings cached for Vitest to start the longest first, and it then goes by
+ * file size: a two-minute soak in a short file started last and kept one
+ * worker busy for two minutes after the other had finished.
+ */
+const LONGEST_FIRST = [
+  'packages/bench/test/bench.process.test.ts',
+  'chaos/test/soak/soak.test.ts',
+  'chaos/test/variants/two-step-soak.test.ts',
+  'chaos/test/variants/unguarded-writes.test.ts',
+  'chaos/test/variants/conformance-variants.test.ts',
+  'chaos/test/soak/replicas-soak.test.ts',
+];
+
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = (file: TestSpecification) => {
+      const at = LONGEST_FIRST.indexOf(relative(import.meta.dirname, file.moduleId));
+      return at === -1 ? LONGEST_FIRST.length : at;
+    };
+    // Stable: the rest keep the order Vitest chose.
+    return sorted.sort((a, b) => rank(a) - rank(b));
+  }
+}
 
 // Tests import workspace packages from their TypeScript sources (the
 // "fencer-source" export condition), so a test run never needs a stale dist.
@@ -15,5 +45,6 @@ export default defineConfig({
     // test files spend their time waiting on child processes and sockets, so
     // a second worker nearly halves the run there without starving either.
     maxWorkers: Math.max(2, availableParallelism() - 1),
+    sequence: { sequencer: LongestFirst },
   },
 });
