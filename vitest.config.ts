@@ -1,5 +1,6 @@
+import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
 
@@ -18,6 +19,11 @@ const LONGEST_FIRST = [
   'chaos/test/variants/conformance-variants.test.ts',
   'chaos/test/soak/replicas-soak.test.ts',
 ];
+// A renamed file would silently lose its place.
+for (const file of LONGEST_FIRST) {
+  if (!existsSync(join(import.meta.dirname, file)))
+    throw new Error(`vitest.config.ts: LONGEST_FIRST names ${file}, which does not exist`);
+}
 
 class LongestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
