@@ -20,7 +20,8 @@ function startDemo(args: string[]) {
   return { child, output: () => stdout, exited };
 }
 
-describe('fencer demo', () => {
+// Each run waits up to 60 s for the demo (timeoutMs), so a test must allow more than that.
+describe('fencer demo', { timeout: 90_000 }, () => {
   it('tells all six steps, prints the table of checks, exits 0, and leaves no process behind', async () => {
     const data = join(dir.path, 'whole');
     const { code, stdout, stderr } = await runFencer(['demo', '--data', data], { timeoutMs: 60_000 });
