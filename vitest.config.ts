@@ -47,10 +47,12 @@ export default defineConfig({
     exclude: ['**/node_modules/**', '**/dist/**'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    // Vitest's default (cores - 1) is one worker on a 2-core machine; most
-    // test files spend their time waiting on child processes and sockets, so
-    // a second worker nearly halves the run there without starving either.
-    maxWorkers: Math.max(2, availableParallelism() - 1),
+    // Vitest's default (cores - 1) is one worker on a 2-core machine. Most
+    // test files spend much of their time waiting on child processes and
+    // sockets, so half again as many workers as cores keeps the cores busy:
+    // on this 2-core machine 3 workers ran the suite in 809 s against 935 s
+    // with 2 (CPU 94 % busy), every test waiting on events with a bound.
+    maxWorkers: Math.max(2, Math.round(availableParallelism() * 1.5)),
     sequence: { sequencer: LongestFirst },
   },
 });
