@@ -3,8 +3,9 @@
 // overlap, lose their requests or their replies, and a coordinator that
 // may crash (down a while, back with every unreleased grant valid a full
 // TTL, L7) or lose its data (crash-wipe: back with no leases and no request
-// records, minting above the sink's fence, L6). No such history may be
-// accused. The same workers against a sink that accepts stale tokens, or a
+// records, minting above the sink's fence, L6), or meet a rival (split
+// brain: a fresh second coordinator on the same sink takes some workers'
+// calls for a while). No such history may be accused. The same workers against a sink that accepts stale tokens, or a
 // coordinator whose leases end early, must be caught, so the property
 // cannot pass with the checker switched off.
 import fc from 'fast-check';
@@ -14,8 +15,13 @@ import type { FaultPeriod, FinalState, History, Operation, Outcome, StoredResult
 
 /** One call a worker makes: what, on which resource or result id, how long, and whether an answer comes back. */
 interface Step {
-  /** `crash`, `wipe`: the coordinator goes down at the step's sending, for toEffectMs × 4, and comes back with its data (L7) or none. */
-  readonly action: 'acquire' | 'renew' | 'release' | 'write' | 'read' | 'crash' | 'wipe';
+  /**
+   * Not calls but faults, from the step's sending for toEffectMs × 4:
+   * `crash` and `wipe` take the coordinator down, and it comes back with its
+   * data (L7) or none; `rival` starts a fresh coordinator on the same sink
+   * that takes the calls of every other worker.
+   */
+  readonly action: 'acquire' | 'renew' | 'release' | 'write' | 'read' | 'crash' | 'wipe' | 'rival';
   readonly pick: number;
   /** Time from sending to taking effect, and from effect to answer (ms, ≥ 1: the effect is strictly inside). */
   readonly toEffectMs: number;
@@ -43,8 +49,8 @@ const planArb: fc.Arbitrary<Plan> = fc.record({
   resources: fc.integer({ min: 1, max: 2 }),
   steps: fc.array(stepArb, { minLength: 1, maxLength: 120, size: 'max' }),
 });
-/** Plans whose coordinator may crash or lose its data: about one step in twenty does either. */
-const wipingPlanArb: fc.Arbitrary<Plan> = fc.record({
+/** Plans whose coordinator may crash, lose its data or meet a rival: about one step in twenty does one. */
+const faultyPlanArb: fc.Arbitrary<Plan> = fc.record({
   workers: fc.integer({ min: 1, max: 4 }),
   resources: fc.integer({ min: 1, max: 2 }),
   steps: fc.array(
@@ -52,6 +58,7 @@ const wipingPlanArb: fc.Arbitrary<Plan> = fc.record({
       { arbitrary: stepArb, weight: 19 },
       { arbitrary: stepArb.map((step) => ({ ...step, action: 'crash' as const })), weight: 1 },
       { arbitrary: stepArb.map((step) => ({ ...step, action: 'wipe' as const })), weight: 1 },
+      { arbitrary: stepArb.map((step) => ({ ...step, action: 'rival' as const })), weight: 1 },
     ),
     { minLength: 1, maxLength: 120, size: 'max' },
   ),
@@ -63,6 +70,14 @@ const refused = (code: string, reason: string): Outcome => ({ type: 'fail', code
 /** A request field as the recorder holds it: a string. */
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
 const ok = (response: Record<string, unknown>): Outcome => ({ type: 'ok', response });
+
+/** What a coordinator holds: each resource's latest grant, its token counter, and its request records (R1). */
+interface Memory {
+  readonly grants: Map<string, { owner: string; token: bigint; expiresAtMs: number } | undefined>;
+  readonly lastToken: Map<string, bigint>;
+  readonly requests: Map<string, { resource: string; owner: string; token: bigint }>;
+}
+const emptyMemory = (): Memory => ({ grants: new Map(), lastToken: new Map(), requests: new Map() });
 
 /** What a worker believes: its latest token per resource, and an Acquire whose answer it lost (R4: retried as is). */
 interface Worker {
@@ -88,9 +103,12 @@ interface Broken {
  */
 function simulate(plan: Plan, broken: Broken = {}): History {
   const resources = Array.from({ length: plan.resources }, (_, i) => `job-${i}`);
-  const grants = new Map<string, { owner: string; token: bigint; expiresAtMs: number } | undefined>();
-  const lastToken = new Map<string, bigint>();
-  const requests = new Map<string, { resource: string; owner: string; token: bigint }>();
+  const primary = emptyMemory();
+  const { grants, lastToken, requests } = primary;
+  // A rival coordinator while one runs, and whose calls it takes: every other worker's.
+  let rival: { memory: Memory; untilMs: number } | undefined;
+  const memoryOf = (owner: string, nowMs: number): Memory =>
+    rival && nowMs < rival.untilMs && Number(owner.slice(1)) % 2 === 1 ? rival.memory : primary;
   const fences = new Map<string, bigint>();
   const results = new Map<string, { token: bigint; payload: string }>();
   const faults: FaultPeriod[] = [];
@@ -104,12 +122,15 @@ function simulate(plan: Plan, broken: Broken = {}): History {
   const effect = (method: Operation['method'], request: Record<string, unknown>, nowMs: number): Outcome => {
     const resource = text(request.resource);
     const owner = text(request.owner_id);
+    const coordinator = memoryOf(owner, nowMs);
+    const { grants, lastToken, requests } = coordinator;
     const grant = grants.get(resource);
     const valid = grant !== undefined && nowMs < grant.expiresAtMs;
     const holds = grant?.owner === owner && grant.token === BigInt(text(request.token) || '0');
     const key = `${resource}/${text(request.result_id)}`;
     // A call that reaches a crashed coordinator does nothing, and its caller cannot tell.
-    if (method !== 'Write' && method !== 'Read' && nowMs < coordinatorDownUntilMs) return lost;
+    const down = coordinator === primary && nowMs < coordinatorDownUntilMs;
+    if (method !== 'Write' && method !== 'Read' && down) return lost;
     switch (method) {
       case 'Acquire': {
         const recorded = requests.get(text(request.request_id));
@@ -174,7 +195,8 @@ function simulate(plan: Plan, broken: Broken = {}): History {
         return ['Read', { resource, result_id: resultId }];
       case 'crash':
       case 'wipe':
-        throw new Error('a crash is not a call');
+      case 'rival':
+        throw new Error('a fault is not a call');
     }
   };
 
@@ -186,6 +208,17 @@ function simulate(plan: Plan, broken: Broken = {}): History {
   const send = (worker: Worker, sentAtMs: number) => {
     const step = plan.steps[nextStep++];
     if (!step) return;
+    if (step.action === 'rival') {
+      const endMs = sentAtMs + step.toEffectMs * 4;
+      at(sentAtMs, () => {
+        // One rival at a time, as the soak's split-brain.
+        if (rival && rival.untilMs > sentAtMs) return;
+        faults.push({ name: 'split-brain', target: 'coordinator', startMs: sentAtMs, endMs });
+        rival = { memory: emptyMemory(), untilMs: endMs };
+      });
+      at(sentAtMs, () => send(worker, sentAtMs + step.thinkMs));
+      return;
+    }
     if (step.action === 'crash' || step.action === 'wipe') {
       const wipe = step.action === 'wipe';
       const endMs = sentAtMs + step.toEffectMs * 4;
@@ -252,23 +285,24 @@ describe('checkHistory on histories of a correct model', () => {
     );
   });
 
-  it('accuses none of them when the coordinator crashes (L7) or loses its data (L6)', () => {
-    let wiped = 0;
+  it('accuses none of them when the coordinator crashes (L7), loses its data (L6) or meets a rival', () => {
+    const plansWith = new Map<string, number>();
     fc.assert(
-      fc.property(wipingPlanArb, (plan) => {
+      fc.property(faultyPlanArb, (plan) => {
         const history = simulate(plan);
-        if (history.faults.some((fault) => fault.name === 'crash-wipe')) wiped += 1;
+        for (const kind of new Set(history.faults.map((fault) => fault.name)))
+          plansWith.set(kind, (plansWith.get(kind) ?? 0) + 1);
         expect(checkHistory(history, { clockUncertaintyMs: 0 })).toEqual({ violations: [], unchecked: [] });
       }),
       { numRuns: 300 },
     );
-    // The property met wipes, not only plans that drew none.
-    expect(wiped).toBeGreaterThan(50);
+    // The property met every fault, not only plans that drew none.
+    for (const kind of ['crash', 'crash-wipe', 'split-brain']) expect(plansWith.get(kind), kind).toBeGreaterThan(50);
   });
 
   it("accuses none of them when the coordinator's clock runs twice as fast and the checker is told so (L1)", () => {
     fc.assert(
-      fc.property(wipingPlanArb, (plan) => {
+      fc.property(faultyPlanArb, (plan) => {
         const history = simulate(plan, { earlyExpiry: true });
         const coordinatorClock = { maxRate: 2, aheadMs: 0 };
         expect(checkHistory(history, { clockUncertaintyMs: 0, coordinatorClock })).toEqual({
@@ -281,7 +315,7 @@ describe('checkHistory on histories of a correct model', () => {
   });
 
   it('catches a wiped coordinator that mints below the fence (L6), in some of them', () => {
-    const plans = fc.sample(wipingPlanArb, { numRuns: 300, seed: 42 });
+    const plans = fc.sample(faultyPlanArb, { numRuns: 300, seed: 42 });
     const found = plans.map(
       (plan) => checkHistory(simulate(plan, { ignoresFence: true }), { clockUncertaintyMs: 0 }).violations,
     );
