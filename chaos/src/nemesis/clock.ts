@@ -224,8 +224,9 @@ export class FaketimeClock {
   /**
    * The earliest shared-clock time at which the process's clock can have
    * read `fakeMs` (ms on its `performance.timeOrigin + performance.now()`):
-   * never later than when it really did, so a call stamped with it was sent
-   * no earlier.
+   * by the model, never later than when it really did. A soak saw the model
+   * run up to 22 ms ahead of a worker's readings (cause not pinned), so the
+   * harness also bounds it by what it saw itself (scenario/shared-clock.ts).
    */
   earliestSharedMs(fakeMs: number): number {
     // The model only rises, and steps up where a spec begins: a reading

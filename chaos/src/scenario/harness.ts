@@ -33,6 +33,7 @@ import { clusterLink, type LinkTarget } from '../nemesis/network.js';
 import type { Nemesis } from '../nemesis/fault.js';
 import { readFinalState } from '../workload/workload.js';
 import { clockUncertaintyMs, offsetRange, type ClockSample, type OffsetRange } from './clock-bound.js';
+import { onSharedClock } from './shared-clock.js';
 
 /** How a scenario's cluster runs. */
 export interface ScenarioOptions {
@@ -445,27 +446,4 @@ async function probeClock(
 /** Writes an empty line to a child still running: it wakes its event loop, and so has it read its clock. */
 function wake(child: ChildProcess): void {
   if (child.exitCode === null && child.signalCode === null) child.stdin?.write('\n');
-}
-
-/**
- * A worker on a fake clock stamps its calls on that clock; they go into the
- * history on the shared clock instead: sent at the earliest time the clock's
- * model allows (earliestSharedMs, never later than the truth), done when
- * this process read the call's end (never earlier).
- */
-function onSharedClock(clock: FaketimeClock): (event: StampedWorkerEvent) => StampedWorkerEvent {
-  return (event) => {
-    switch (event.event) {
-      case 'sending':
-        return { ...event, sentAtMs: clock.earliestSharedMs(event.sentAtMs) };
-      case 'call':
-        return {
-          ...event,
-          sentAtMs: clock.earliestSharedMs(event.sentAtMs),
-          doneAtMs: performance.timeOrigin + performance.now(),
-        };
-      default:
-        return event;
-    }
-  };
 }

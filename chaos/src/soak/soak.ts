@@ -29,8 +29,9 @@
 // most its clock can have run ahead (Scenario.verdict); a worker on a slow
 // clock believes in a lease the coordinator has ended, and only the fence
 // may refuse it (S3). A skewed worker's own stamps never reach the history:
-// the harness maps them to its own clock (earliest possible sending, its own
-// receipt of the answer), and the workers on real clocks are probed.
+// the harness maps them to its own clock (earliest possible sending, bounded
+// by its receipt of the worker's line announcing it; its own receipt of the
+// answer), and the workers on real clocks are probed.
 // With replicas (`fencer chaos --replicas N`), coordinator replicas on a
 // 3-member etcd take the coordinator's place and the replica faults join
 // the draw (the leader killed or paused, a replica cut from etcd, etcd
