@@ -159,8 +159,9 @@ function place(s: MutexState, c: LeaseCall, fromMs: number): { state: MutexState
  * the first violating operation (`first`) with the call that conflicts with
  * it, or a stretch of overlapping calls too large to search, unchecked:
  * neither safe nor unsafe, never passed silently. After either, the model
- * judges nothing later on that resource. Assumes the history holds every
- * lease call made to its resources.
+ * judges nothing later on that resource. A resource with a call that ended
+ * before it was sent is unchecked as a whole. Assumes the history holds
+ * every lease call made to its resources.
  */
 export function checkLock(
   grants: readonly Grant[],
@@ -170,7 +171,21 @@ export function checkLock(
   const found: Violation[] = [];
   const unchecked: Unchecked[] = [];
   const byResource = leaseCalls(grants, operations, options);
-  for (const resource of [...byResource.keys()].sort()) {
+  const firstInverted = firstInvertedCalls(operations);
+  for (const resource of [...new Set([...byResource.keys(), ...firstInverted.keys()])].sort()) {
+    // A call that ended before it was sent has no instant to take effect at:
+    // the history's clocks disagree, and where that call might have taken
+    // effect is unknown, so no order of the resource's calls can be judged.
+    const inverted = firstInverted.get(resource);
+    if (inverted) {
+      const ms = (inverted.invokedMs - inverted.completedMs).toFixed(1);
+      unchecked.push({
+        rule: 'LOCK',
+        message: `${resource}: unchecked: ${named(inverted)} ended ${ms} ms before it was sent, so the history's clocks disagree`,
+        operations: [inverted.id],
+      });
+      continue;
+    }
     let states = [INITIAL];
     for (const stretch of quiescent(byResource.get(resource)!)) {
       const result = search(stretch, states, options.stepBudget);
@@ -193,6 +208,20 @@ export function checkLock(
   }
   return { violations: found, unchecked };
 }
+
+/** Each resource's first lease call, by sending, that the history has ending before it was sent. */
+function firstInvertedCalls(operations: readonly Operation[]): Map<string, Operation> {
+  const first = new Map<string, Operation>();
+  for (const op of operations) {
+    if (!LEASE_METHODS.has(op.method) || op.completedMs >= op.invokedMs) continue;
+    const resource = text(op.request.resource);
+    const earlier = first.get(resource);
+    if (!earlier || op.invokedMs < earlier.invokedMs) first.set(resource, op);
+  }
+  return first;
+}
+
+const LEASE_METHODS: ReadonlySet<string> = new Set(['Acquire', 'Renew', 'Release']);
 
 /** Each resource's lease calls as the model takes them, ordered by sending. */
 function leaseCalls(
