@@ -31,6 +31,8 @@ interface Step {
 }
 
 interface Plan {
+  /** Each worker's clock offset (ms); none: every clock exact. Faults are stamped on the shared clock, as the harness's own. */
+  readonly clockOffsetsMs?: readonly number[];
   readonly workers: number;
   readonly resources: number;
   readonly steps: readonly Step[];
@@ -49,8 +51,12 @@ const planArb: fc.Arbitrary<Plan> = fc.record({
   resources: fc.integer({ min: 1, max: 2 }),
   steps: fc.array(stepArb, { minLength: 1, maxLength: 120, size: 'max' }),
 });
+/** How far the clocks of faultyPlanArb's workers may disagree (ms), as the soak measures it. */
+const CLOCK_UNCERTAINTY_MS = 3;
 /** Plans whose coordinator may crash, lose its data or meet a rival: about one step in twenty does one. */
 const faultyPlanArb: fc.Arbitrary<Plan> = fc.record({
+  // Within [0, CLOCK_UNCERTAINTY_MS] of the harness's clock and of each other.
+  clockOffsetsMs: fc.array(fc.integer({ min: 0, max: CLOCK_UNCERTAINTY_MS }), { minLength: 4, maxLength: 4 }),
   workers: fc.integer({ min: 1, max: 4 }),
   resources: fc.integer({ min: 1, max: 2 }),
   steps: fc.array(
@@ -82,6 +88,8 @@ const emptyMemory = (): Memory => ({ grants: new Map(), lastToken: new Map(), re
 /** What a worker believes: its latest token per resource, and an Acquire whose answer it lost (R4: retried as is). */
 interface Worker {
   readonly owner: string;
+  /** How far ahead of the shared clock its stamps read (ms). */
+  readonly clockOffsetMs: number;
   readonly tokens: Map<string, bigint>;
   pending: Record<string, unknown> | undefined;
 }
@@ -245,7 +253,8 @@ function simulate(plan: Plan, broken: Broken = {}): History {
       const outcome = step.fate === 'answered' ? answer : lost;
       // Numbered as the recorder numbers them: in the order answers arrive.
       const op = { id: operations.length + 1, process: worker.owner, method, request, outcome };
-      operations.push({ ...op, invokedMs: sentAtMs, completedMs: answeredAtMs });
+      const stamp = worker.clockOffsetMs;
+      operations.push({ ...op, invokedMs: sentAtMs + stamp, completedMs: answeredAtMs + stamp });
       if (method === 'Acquire') worker.pending = outcome.type === 'unknown' ? request : undefined;
       if (method === 'Acquire' && outcome.type === 'ok') {
         const lease = outcome.response.lease as { token: string };
@@ -254,7 +263,10 @@ function simulate(plan: Plan, broken: Broken = {}): History {
       send(worker, answeredAtMs + step.thinkMs);
     });
   };
-  for (let i = 0; i < plan.workers; i++) send({ owner: `w${i}`, tokens: new Map(), pending: undefined }, i);
+  for (let i = 0; i < plan.workers; i++) {
+    const clockOffsetMs = plan.clockOffsetsMs?.[i] ?? 0;
+    send({ owner: `w${i}`, clockOffsetMs, tokens: new Map(), pending: undefined }, i);
+  }
   while (events.length > 0) {
     events.sort((a, b) => a.atMs - b.atMs || a.seq - b.seq);
     events.shift()!.run();
@@ -292,7 +304,10 @@ describe('checkHistory on histories of a correct model', () => {
         const history = simulate(plan);
         for (const kind of new Set(history.faults.map((fault) => fault.name)))
           plansWith.set(kind, (plansWith.get(kind) ?? 0) + 1);
-        expect(checkHistory(history, { clockUncertaintyMs: 0 })).toEqual({ violations: [], unchecked: [] });
+        expect(checkHistory(history, { clockUncertaintyMs: CLOCK_UNCERTAINTY_MS })).toEqual({
+          violations: [],
+          unchecked: [],
+        });
       }),
       { numRuns: 300 },
     );
@@ -305,7 +320,7 @@ describe('checkHistory on histories of a correct model', () => {
       fc.property(faultyPlanArb, (plan) => {
         const history = simulate(plan, { earlyExpiry: true });
         const coordinatorClock = { maxRate: 2, aheadMs: 0 };
-        expect(checkHistory(history, { clockUncertaintyMs: 0, coordinatorClock })).toEqual({
+        expect(checkHistory(history, { clockUncertaintyMs: CLOCK_UNCERTAINTY_MS, coordinatorClock })).toEqual({
           violations: [],
           unchecked: [],
         });
@@ -317,7 +332,8 @@ describe('checkHistory on histories of a correct model', () => {
   it('catches a wiped coordinator that mints below the fence (L6), in some of them', () => {
     const plans = fc.sample(faultyPlanArb, { numRuns: 300, seed: 42 });
     const found = plans.map(
-      (plan) => checkHistory(simulate(plan, { ignoresFence: true }), { clockUncertaintyMs: 0 }).violations,
+      (plan) =>
+        checkHistory(simulate(plan, { ignoresFence: true }), { clockUncertaintyMs: CLOCK_UNCERTAINTY_MS }).violations,
     );
     expect(found.filter((violations) => violations.some((v) => v.message.endsWith('(L6)'))).length).toBeGreaterThan(10);
   });
