@@ -103,11 +103,22 @@ describe('goals (issue 23)', () => {
           .slice(1, -1),
       );
     expect(rows).toEqual([
-      ['a / b throughput', '1', '1.50×', '≥ 1.50×', 'held'],
-      ['a / b throughput', '1', '1.50×', '≥ 1.60×', 'short'],
-      ['a / b p50', '1', '0.67×', '≤ 0.70×', 'held'],
-      ['a / b p50', '1', '0.67×', '≤ 0.60×', 'short'],
-      ['a / b throughput', '64', '–', '≥ 1.00×', 'not measured'],
+      ['a / b throughput', '1', '1.50×', '≥ 1.50×', 'held', '1.50–1.50×, 2 of 2 held'],
+      ['a / b throughput', '1', '1.50×', '≥ 1.60×', 'short', '1.50–1.50×, 0 of 2 held'],
+      ['a / b p50', '1', '0.67×', '≤ 0.70×', 'held', '0.67–0.67×, 2 of 2 held'],
+      ['a / b p50', '1', '0.67×', '≤ 0.60×', 'short', '0.67–0.67×, 0 of 2 held'],
+      ['a / b throughput', '64', '–', '≥ 1.00×', 'not measured', '–'],
     ]);
+  });
+
+  it("counts the repetitions whose own ratio met the bound, so a median decided by the host's noise shows", () => {
+    // a/b: 0.70, 1.00 and 0.82 across three repetitions; the median 0.82 falls short of 0.85.
+    const noisy = [70, 100, 82].flatMap((a, i) => [measured('a', i + 1, 1, a), measured('b', i + 1, 1, 100)]);
+    const [throughput, p50] = goalResults(noisy, [goal('throughput', 0.85), goal('p50', 1.15)], 3);
+    expect([throughput!.held, throughput!.heldInRepetitions]).toEqual([false, 1]);
+    // p50s scale inversely: 1/0.70, 1/1.00, 1/0.82 = 1.43, 1.00, 1.22; only the second is at most 1.15.
+    expect([p50!.held, p50!.heldInRepetitions]).toEqual([false, 1]);
+    expect(goalsTable([throughput!, p50!])).toContain('| 0.70–1.00×, 1 of 3 held |');
+    expect(goalsTable([throughput!, p50!])).toContain('| 1.00–1.43×, 1 of 3 held |');
   });
 });

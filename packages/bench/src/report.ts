@@ -111,6 +111,11 @@ export function ratios(
 export interface GoalResult extends Goal {
   readonly measured: RatioAt;
   readonly held: boolean | null;
+  /**
+   * Repetitions whose own ratio met the bound. On a noisy host a median
+   * near the bound is decided by the noise, and this shows it in the run.
+   */
+  readonly heldInRepetitions: number;
 }
 
 export function goalResults(
@@ -122,13 +127,9 @@ export function goalResults(
     const measured = sameRunRatio(measurements, goal, goal.concurrency, repetitions, (m) =>
       goal.measure === 'throughput' ? m.opsPerSecond : m.p50Ms,
     );
-    const held =
-      measured.median === null
-        ? null
-        : goal.measure === 'throughput'
-          ? measured.median >= goal.bound
-          : measured.median <= goal.bound;
-    return { ...goal, measured, held };
+    const meets = (ratio: number) => (goal.measure === 'throughput' ? ratio >= goal.bound : ratio <= goal.bound);
+    const held = measured.median === null ? null : meets(measured.median);
+    return { ...goal, measured, held, heldInRepetitions: measured.perRepetition.filter(meets).length };
   });
 }
 
@@ -166,17 +167,26 @@ export function ratiosTable(summaries: readonly RatioSummary[], concurrencies: r
   );
 }
 
-/** Each goal with its measured median ratio and whether it held: the gap, in one run. */
+/** The repetitions' own ratios of a goal, lowest to highest, and how many met its bound. */
+function repetitionsCell(r: GoalResult): string {
+  const ratios = r.measured.perRepetition;
+  if (ratios.length === 0) return '–';
+  const range = `${fixed(Math.min(...ratios), 2)}–${fixed(Math.max(...ratios), 2)}×`;
+  return `${range}, ${r.heldInRepetitions} of ${ratios.length} held`;
+}
+
+/** Each goal with its measured median ratio, whether it held, and how its repetitions spread: the gap, in one run. */
 export function goalsTable(results: readonly GoalResult[]): string {
   return markdownTable(
-    ['goal (same-run ratio)', 'conc', 'measured', 'goal', 'held?'],
+    ['goal (same-run ratio)', 'conc', 'measured', 'goal', 'held?', 'repetitions'],
     results.map((r) => [
       r.title,
       String(r.concurrency),
       r.measured.median === null ? '–' : `${fixed(r.measured.median, 2)}×`,
       `${r.measure === 'throughput' ? '≥' : '≤'} ${fixed(r.bound, 2)}×`,
       r.held === null ? 'not measured' : r.held ? 'held' : 'short',
+      repetitionsCell(r),
     ]),
-    [false, true, true, true, false],
+    [false, true, true, true, false, false],
   );
 }
