@@ -112,6 +112,9 @@ export function sinkHandlers(
         const { resource, result_id } = request!;
         return { resource, result_id, written: await write(request!, context) };
       },
+      traceContext: (message) => message.trace_context,
+      // As the worker's CLIENT span names it, so that `fencer trace --name Write` finds unary and streamed alike.
+      spanName: () => 'WriteStream Write',
       // Named as sent, even when invalid: the client matches answers by these.
       refuse: (message, status) => ({
         resource: message?.write?.resource ?? '',
