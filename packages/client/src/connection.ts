@@ -25,8 +25,9 @@ import {
 } from '@fencer/proto';
 import type { CallMethod, CallObserver, WriteReceipt } from './calls.js';
 import { toFencerError } from './errors.js';
-import { LeaseStream, LeaseStreamUnimplementedError, type LeaseCalls } from './lease-stream.js';
+import { LeaseStream, type LeaseCalls } from './lease-stream.js';
 import { LeaderRouter } from './replicas.js';
+import { StreamUnimplementedError } from './stream-errors.js';
 import { SinkWriteStream, type WriteFields } from './write-stream.js';
 
 /** TLS for a connection: the CA that signed the server's certificate, and a client certificate when the server asks for one. */
@@ -272,7 +273,7 @@ export class CoordinatorConnection extends Connection<CoordinatorClient> {
       } catch (raw) {
         const error = toFencerError(raw);
         settled?.({ ok: false, error });
-        if (!(error instanceof LeaseStreamUnimplementedError)) throw error;
+        if (!(error instanceof StreamUnimplementedError)) throw error;
         // A coordinator of the shared contract alone: nothing was read, so the same call goes unary at once.
         this.#unaryOnly.add(address);
         return this.send(address, name, method, request, bounds);
@@ -370,16 +371,45 @@ export class CoordinatorConnection extends Connection<CoordinatorClient> {
   }
 }
 
+/** Where a sink connection goes and how it writes. */
+export type SinkConnectionOptions = ConnectionOptions & {
+  /**
+   * write() as messages of the connection's one WriteStream (this project's
+   * extension; see SinkWriteStream), or, false, as unary Write calls.
+   * Default true; a sink that answers the stream UNIMPLEMENTED gets unary
+   * Writes from then on either way.
+   */
+  readonly writeStream?: boolean;
+};
+
 /** The Sink's worker-facing RPCs, typed (AdvanceFence is the coordinator's, A4). */
 export class SinkConnection extends Connection<SinkClient> {
   #writeStream: SinkWriteStream | undefined;
+  /** False once the sink answered WriteStream UNIMPLEMENTED (or when asked for unary Writes). */
+  #streamed: boolean;
 
-  constructor(options: ConnectionOptions) {
+  constructor(options: SinkConnectionOptions) {
     super(fencing.Sink, options.address, options);
+    this.#streamed = options.writeStream ?? true;
   }
 
-  /** Write (F1–F3). Prefer FencedWriter, which sends the lease's token and retries safely. */
+  /**
+   * Write (F1–F3): a message of the connection's WriteStream, or a unary
+   * call (see SinkConnectionOptions.writeStream), with the same receipt and
+   * typed errors either way. Prefer FencedWriter, which sends the lease's
+   * token and retries safely.
+   */
   async write(request: WriteFields, options: CallOptions = {}): Promise<WriteReceipt> {
+    if (this.#streamed) {
+      const bounds = { timeoutMs: Math.min(options.timeoutMs ?? Infinity, this.callTimeoutMs), signal: options.signal };
+      try {
+        return await this.writeStream().write(request, bounds);
+      } catch (error) {
+        if (!(error instanceof StreamUnimplementedError)) throw error;
+        // A sink of the shared contract alone: it read nothing, so this write and the later ones go unary.
+        this.#streamed = false;
+      }
+    }
     const response = await this.call<WriteRequest, WriteResponse__Output>(
       'Write',
       (client) => client.Write,
@@ -396,8 +426,9 @@ export class SinkConnection extends Connection<SinkClient> {
 
   /**
    * The connection's one WriteStream (this project's extension: many Writes
-   * on one call, same rules and typed errors as write()): opened on its
-   * first write, reopened after a failure, closed with the connection.
+   * on one call, same rules and typed errors as a unary Write), where
+   * write() sends by default: opened on its first write, reopened after a
+   * failure, closed with the connection.
    */
   writeStream(): SinkWriteStream {
     this.#writeStream ??= new SinkWriteStream({

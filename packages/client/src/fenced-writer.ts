@@ -16,13 +16,6 @@ import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from './retry.js'
 export interface FencedWriterOptions {
   /** Spacing and number of retries of transient failures (UNAVAILABLE, DEADLINE_EXCEEDED). */
   readonly retry?: RetryPolicy;
-  /**
-   * Send each write as a message of the connection's WriteStream instead of
-   * a unary Write: the same rules, receipts and typed errors, more writes per
-   * second. A write left unanswered by a failed stream is retried with the
-   * same result id on a new stream, as a unary write whose reply was lost.
-   */
-  readonly stream?: boolean;
 }
 
 /**
@@ -40,10 +33,10 @@ export class FencedWriter {
 
   /** `sink`: the one sink, or sharded sinks, of which it writes to the lease's (P3). */
   constructor(sink: SinkConnection | ShardedSinks, lease: FencingLease, options: FencedWriterOptions = {}) {
-    const owner = async () => (sink instanceof ShardedSinks ? sink.owner(lease.resource, lease.sink) : sink);
-    this.#send = options.stream
-      ? async (request) => (await owner()).writeStream().write(request)
-      : async (request) => (await owner()).write(request);
+    // The connection sends it as a WriteStream message or a unary Write (SinkConnectionOptions.writeStream):
+    // either way a write left unanswered is retried with the same result id, as F3 makes safe.
+    this.#send = async (request) =>
+      (sink instanceof ShardedSinks ? await sink.owner(lease.resource, lease.sink) : sink).write(request);
     this.#lease = lease;
     this.#retry = options.retry ?? DEFAULT_RETRY_POLICY;
   }

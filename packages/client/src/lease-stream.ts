@@ -30,8 +30,8 @@ import {
   type RenewResponse__Output,
   type StreamFailure,
 } from '@fencer/proto';
-import { InternalError, typedError, type FencerError } from './errors.js';
-import { localFailure, unansweredError } from './stream-errors.js';
+import { typedError } from './errors.js';
+import { bounded, localFailure, messageFailure, refusedBeforeSending, type MessageBounds } from './stream-errors.js';
 
 /** What a LeaseStream needs from its connection. */
 export interface LeaseStreamSettings {
@@ -48,18 +48,6 @@ export interface LeaseCalls {
   Acquire: [AcquireRequest, AcquireResponse__Output];
   Renew: [RenewRequest, RenewResponse__Output];
   Release: [ReleaseRequest, ReleaseResponse__Output];
-}
-
-/** How one message is bounded, as a unary call is: a deadline and a signal. */
-export interface MessageBounds {
-  /** At most the stream's own timeout; a shorter one ends only this message. */
-  readonly timeoutMs: number;
-  readonly signal?: AbortSignal | undefined;
-}
-
-/** send()'s refusal when the replica has no LeaseStream (UNIMPLEMENTED): the message was not read, send it as a unary call. */
-export class LeaseStreamUnimplementedError extends InternalError {
-  override name = 'LeaseStreamUnimplementedError';
 }
 
 /** One replica's LeaseStream; get it from CoordinatorConnection, whose close() closes it. */
@@ -82,7 +70,7 @@ export class LeaseStream {
   /**
    * Sends `request` as one message: the unary call's response, or the typed
    * error it would have rejected with, or UnavailableError when the stream
-   * failed first. Rejects with LeaseStreamUnimplementedError, having taken
+   * failed first. Rejects with StreamUnimplementedError, having taken
    * effect nowhere, when the replica has no LeaseStream.
    */
   send<M extends keyof LeaseCalls>(
@@ -90,11 +78,8 @@ export class LeaseStream {
     request: LeaseCalls[M][0],
     bounds: MessageBounds,
   ): Promise<LeaseCalls[M][1]> {
-    if (bounds.signal?.aborted)
-      // As unaryCall: a call cancelled before it was sent is never sent.
-      return Promise.reject(localFailure(grpc.status.CANCELLED, 'cancelled before it was sent'));
-    if (bounds.timeoutMs <= 0)
-      return Promise.reject(localFailure(grpc.status.DEADLINE_EXCEEDED, 'no time left to send it'));
+    const refused = refusedBeforeSending(bounds);
+    if (refused) return Promise.reject(refused);
     const callId = String(++this.#lastCallId);
     const call: Pick<LeaseStreamRequest, 'acquire' | 'renew' | 'release'> =
       method === 'Acquire' ? { acquire: request } : method === 'Renew' ? { renew: request } : { release: request };
@@ -106,15 +91,10 @@ export class LeaseStream {
     const answered = sent.then(
       (answer) => answerOf(method, answer),
       (failed: StreamFailure) => {
-        if (failed.code === grpc.status.UNIMPLEMENTED)
-          throw new LeaseStreamUnimplementedError(
-            { code: failed.code, reason: '', metadata: {}, fieldViolations: [], message: failed.details },
-            false,
-          );
-        throw unansweredError(failed, 'lease call');
+        throw messageFailure(failed, 'lease call');
       },
     );
-    return bounds.timeoutMs >= this.#timeoutMs && !bounds.signal ? answered : bounded(answered, bounds);
+    return bounded(answered, bounds, this.#timeoutMs);
   }
 
   /** Half-closes the stream: the replica answers what it has. */
@@ -129,29 +109,4 @@ function answerOf<M extends keyof LeaseCalls>(method: M, answer: LeaseStreamResp
   const response = method === 'Acquire' ? answer.acquired : method === 'Renew' ? answer.renewed : answer.released;
   if (response) return response;
   throw localFailure(grpc.status.INTERNAL, `the coordinator answered a ${method} with ${answer.answer ?? 'nothing'}`);
-}
-
-/** `answered`, or DEADLINE_EXCEEDED / CANCELLED first if the message's own bounds end it. */
-function bounded<T>(answered: Promise<T>, bounds: MessageBounds): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const end = (error: FencerError) => {
-      clearTimeout(timer);
-      bounds.signal?.removeEventListener('abort', cancel);
-      reject(error);
-    };
-    const cancel = () => end(localFailure(grpc.status.CANCELLED, 'cancelled by the caller'));
-    const timer = setTimeout(
-      () => end(localFailure(grpc.status.DEADLINE_EXCEEDED, `no answer within ${bounds.timeoutMs} ms`)),
-      Math.max(0, bounds.timeoutMs),
-    );
-    bounds.signal?.addEventListener('abort', cancel, { once: true });
-    answered.then(
-      (value) => {
-        clearTimeout(timer);
-        bounds.signal?.removeEventListener('abort', cancel);
-        resolve(value);
-      },
-      (error: FencerError) => end(error),
-    );
-  });
 }

@@ -2,6 +2,9 @@
 // as one message and resolves with its own answer, matched by (resource,
 // result_id), with the very receipt and typed errors a unary Write gives.
 // Answers arrive as the sink decides them, in any order across resources.
+// It is where SinkConnection.write sends by default: at concurrency 1 a
+// message takes about 0.4 ms less than a unary call, which pays for a new
+// HTTP/2 stream, its headers and trailers each time (issue 23).
 //
 // Failure semantics, what makes retrying safe: when the stream itself fails
 // (the link drops, the sink stops or its store fails, an answer is overdue
@@ -16,6 +19,7 @@
 import * as grpc from '@grpc/grpc-js';
 import {
   MessageStream,
+  messageSpan,
   pairKey,
   remoteFailureOfStatus,
   type StreamFailure,
@@ -24,7 +28,7 @@ import {
   type WriteStreamResponse__Output,
 } from '@fencer/proto';
 import { typedError, type FencerError } from './errors.js';
-import { localFailure, unansweredError } from './stream-errors.js';
+import { bounded, localFailure, messageFailure, refusedBeforeSending, type MessageBounds } from './stream-errors.js';
 import type { CallObserver, WriteReceipt } from './calls.js';
 
 /** One Write, as FencedWriter and SinkConnection.write take it. */
@@ -89,10 +93,14 @@ export class SinkWriteStream {
    * Write (F1–F3) as one message of the stream: the receipt, or the typed
    * error a unary Write would reject with (LeaseLostError, ResultConflictError,
    * InvalidRequestError, AuthError...), or UnavailableError when the stream
-   * failed first. Prefer FencedWriter with `{ stream: true }`.
+   * failed first, or StreamUnimplementedError, having taken effect nowhere,
+   * when the sink has no WriteStream. `bounds` shorter than the stream's
+   * timeout, or an abort, end only this write (DEADLINE_EXCEEDED,
+   * CANCELLED), as they would a unary Write; the sink may still decide it.
+   * Prefer FencedWriter, or SinkConnection.write, which sends here.
    */
-  write(request: WriteFields): Promise<WriteReceipt> {
-    return this.#send(pairKey(request.resource, request.resultId), request);
+  write(request: WriteFields, bounds?: MessageBounds): Promise<WriteReceipt> {
+    return this.#send(pairKey(request.resource, request.resultId), request, bounds);
   }
 
   /** Half-closes the stream (the sink answers what it has) and refuses later writes. */
@@ -101,7 +109,7 @@ export class SinkWriteStream {
     this.#stream.end();
   }
 
-  #send(key: string, request: WriteFields): Promise<WriteReceipt> {
+  #send(key: string, request: WriteFields, bounds: MessageBounds | undefined): Promise<WriteReceipt> {
     const wire: WriteRequest = {
       resource: request.resource,
       token: request.token.toString(),
@@ -109,12 +117,22 @@ export class SinkWriteStream {
       payload: Buffer.from(request.payload),
     };
     const observed = this.#settings.observer?.({ method: 'Write', request: wire, streamed: true });
-    const answered = this.#closed
+    const refused = this.#closed
       ? // A caller's bug, not a fault to retry through.
-        Promise.reject(localFailure(grpc.status.INTERNAL, 'write on a closed write stream (its connection was closed)'))
-      : this.#stream.send(key, { write: wire }).then(receiptOf, (failed: StreamFailure) => {
-          throw unansweredError(failed, 'write');
-        });
+        localFailure(grpc.status.INTERNAL, 'write on a closed write stream (its connection was closed)')
+      : refusedBeforeSending(bounds);
+    const answered = refused
+      ? Promise.reject(refused)
+      : bounded(
+          // A traced caller's write joins its trace, as its unary Write would through the grpc-js instrumentation.
+          messageSpan('WriteStream Write', (carrier) =>
+            this.#stream.send(key, { write: wire, trace_context: carrier }),
+          ).then(receiptOf, (failed: StreamFailure) => {
+            throw messageFailure(failed, 'write');
+          }),
+          bounds,
+          this.#settings.timeoutMs,
+        );
     return answered.then(
       (receipt) => {
         observed?.({ ok: true, response: { outcome: receipt.outcome.toUpperCase(), fence: receipt.fence.toString() } });

@@ -41,7 +41,7 @@ const tokenOf = (identity: string) => credentialToken(cluster.credentials!.crede
 /** Connections as worker `identity`, through the proxies (or straight to the services with `direct`). */
 function connect(
   identity: string,
-  options: { direct?: boolean; observer?: CallObserver; callTimeoutMs?: number } = {},
+  options: { direct?: boolean; observer?: CallObserver; callTimeoutMs?: number; writeStream?: boolean } = {},
 ) {
   const common = {
     token: tokenOf(identity),
@@ -55,6 +55,7 @@ function connect(
   const sink = new SinkConnection({
     address: options.direct ? cluster.sink.ready.address : cluster.links.workersToSink,
     ...common,
+    ...(options.writeStream === undefined ? {} : { writeStream: options.writeStream }),
   });
   opened.push(coordinator, sink);
   return { coordinator, sink };
@@ -185,23 +186,24 @@ describe('LeaseKeeper', () => {
   });
 });
 
-// Each FencedWriter test runs twice: unary Writes, then writes as messages
-// of the connection's WriteStream, which must behave the same in every way.
+// Each FencedWriter test runs twice: over a connection that sends unary
+// Writes, then over one that sends messages of its WriteStream (the
+// default), which must behave the same in every way.
 describe.each([
-  ['unary Write', {}],
-  ['WriteStream', { stream: true }],
+  ['unary Write', { writeStream: false }],
+  ['WriteStream', { writeStream: true }],
 ] as const)('FencedWriter over %s', (mode, sending) => {
   const named = (resource: string) => `${resource}-${mode === 'WriteStream' ? 'stream' : 'unary'}`;
 
   it('writes with the lease token, replays once, refuses a conflict, and a stale write is refused by the sink (F1, F3)', async () => {
-    const a = connect('worker-a');
-    const b = connect('worker-b');
+    const a = connect('worker-a', sending);
+    const b = connect('worker-b', sending);
     const keeperA = await LeaseKeeper.acquire(a.coordinator, {
       resource: named('writer-story'),
       ownerId: 'worker-a',
       ttlMs: 5_000,
     });
-    const writerA = new FencedWriter(a.sink, keeperA, sending);
+    const writerA = new FencedWriter(a.sink, keeperA);
     expect(await writerA.write('step-1', 'a1')).toEqual({ outcome: 'applied', fence: keeperA.token });
     expect(await writerA.write('step-1', 'a1')).toEqual({ outcome: 'replayed', fence: keeperA.token });
     await expect(writerA.write('step-1', 'other')).rejects.toBeInstanceOf(ResultConflictError);
@@ -226,7 +228,7 @@ describe.each([
     expect(stale).toBeInstanceOf(LeaseLostError);
     expect([(stale as LeaseLostError).reason, (stale as LeaseLostError).fence]).toEqual(['STALE_TOKEN', keeperB.token]);
     expect(keeperA.signal.reason).toBe(stale); // the writer told the keeper
-    expect(await new FencedWriter(b.sink, keeperB, sending).write('step-2', 'b2')).toEqual({
+    expect(await new FencedWriter(b.sink, keeperB).write('step-2', 'b2')).toEqual({
       outcome: 'applied',
       fence: keeperB.token,
     });
@@ -235,7 +237,7 @@ describe.each([
 
   it('retries a write whose reply was dropped with the same result id: applied once, then replayed', async () => {
     const { sent, observer } = recorder();
-    const worker = connect('worker-a', { observer, callTimeoutMs: 300 });
+    const worker = connect('worker-a', { observer, callTimeoutMs: 300, ...sending });
     const direct = connect('worker-a', { direct: true });
     await using keeper = await LeaseKeeper.acquire(direct.coordinator, {
       resource: named('writer-receipt'),
@@ -243,7 +245,7 @@ describe.each([
       ttlMs: 10_000,
     });
     const heal = await dropReplies('workersToSink');
-    const writing = new FencedWriter(worker.sink, keeper, { retry: FAST_RETRY, ...sending }).write('only', 'payload');
+    const writing = new FencedWriter(worker.sink, keeper, { retry: FAST_RETRY }).write('only', 'payload');
     await eventually(
       async () => (await direct.sink.read(named('writer-receipt'), 'only').catch(() => undefined))?.payload,
       {
@@ -266,7 +268,7 @@ describe.each([
 
   it('never retries once the lease is lost: the write fails with its transient error after one attempt', async () => {
     const { sent, observer } = recorder();
-    const worker = connect('worker-a', { observer, callTimeoutMs: 300 });
+    const worker = connect('worker-a', { observer, callTimeoutMs: 300, ...sending });
     const direct = connect('worker-a', { direct: true });
     const keeper = await LeaseKeeper.acquire(direct.coordinator, {
       resource: named('writer-lost'),
@@ -276,7 +278,7 @@ describe.each([
     await keeper.release();
     const heal = await dropReplies('workersToSink');
     try {
-      const failed = await new FencedWriter(worker.sink, keeper, { retry: FAST_RETRY, ...sending })
+      const failed = await new FencedWriter(worker.sink, keeper, { retry: FAST_RETRY })
         .write('late', 'x')
         .catch((error: unknown) => error);
       expect(failed).toBeInstanceOf(UnavailableError);

@@ -20,6 +20,7 @@ import {
   writeTestCredentials,
   type FencerProcess,
 } from '@fencer/testkit';
+import { fencing } from '@fencer/proto';
 import {
   AuthError,
   FencerError,
@@ -45,9 +46,10 @@ afterAll(async () => {
   for (const dir of dirs.splice(0)) dir.remove();
 });
 
-function connect(address: string, token?: string, observer?: (call: SentCall) => void) {
+function connect(address: string, token?: string, observer?: (call: SentCall) => void, writeStream = true) {
   const sink = new SinkConnection({
     address,
+    writeStream,
     ...(token === undefined ? {} : { token }),
     ...(observer ? { observer: (call: SentCall) => (observer(call), () => undefined) } : {}),
   });
@@ -96,6 +98,7 @@ describe('against a sink with credentials', () => {
     const sent: SentCall[] = [];
     const connection = connect(sink.address, TOKENS['worker-a'], (call) => sent.push(call));
     const stream = connection.writeStream();
+    const unary = connect(sink.address, TOKENS['worker-a'], undefined, false);
     const cases: [string, (id: string) => WriteFields][] = [
       ['applied', (id) => request('typed', 3n, id, 'a')],
       ['stale (LeaseLostError with the fence)', (id) => request('typed', 2n, id, 'a')],
@@ -105,17 +108,17 @@ describe('against a sink with credentials', () => {
       ['payload over the limit', (id) => request('typed', 3n, id, Buffer.alloc(1024 * 1024 + 1))],
     ];
     for (const [what, make] of cases) {
-      const viaUnary = await settled(connection.write(make(`unary-${what}`)));
+      const viaUnary = await settled(unary.write(make(`unary-${what}`)));
       const viaStream = await settled(stream.write(make(`stream-${what}`)));
       expect({ what, ...viaStream }).toEqual({ what, ...viaUnary });
     }
     // Same result id, same and then another payload: REPLAYED, then RESULT_CONFLICT, both ways.
-    await connection.write(request('typed', 3n, 'shared', 'x'));
+    await unary.write(request('typed', 3n, 'shared', 'x'));
     expect(await settled(stream.write(request('typed', 3n, 'shared', 'x')))).toEqual(
-      await settled(connection.write(request('typed', 3n, 'shared', 'x'))),
+      await settled(unary.write(request('typed', 3n, 'shared', 'x'))),
     );
     expect(await settled(stream.write(request('typed', 3n, 'shared', 'y')))).toEqual(
-      await settled(connection.write(request('typed', 3n, 'shared', 'y'))),
+      await settled(unary.write(request('typed', 3n, 'shared', 'y'))),
     );
     expect(await stream.write(request('typed', 3n, 'after-all-that', 'z'))).toEqual({ outcome: 'applied', fence: 3n });
     // The observer sees each streamed write as a Write.
@@ -297,6 +300,47 @@ describe('a sink that stops answering (SIGSTOP)', () => {
     }
   });
 
+  it("SinkConnection.write sends WriteStream messages by default: a write's own shorter deadline ends it alone, and it may still land", async () => {
+    const dir = tempDir('fencer-client-stream-bounds-');
+    dirs.push(dir);
+    const sink = await startFencer(['sink', '--insecure', '--listen', '127.0.0.1:0', '--data', dir.path]);
+    started.push(sink);
+    await sinkCalls(sink.address).advance({ resource: 'bounded', token: '1', grant_id: 'g1' });
+    const trail: string[] = [];
+    const observer = (call: SentCall) => (outcome: { ok: boolean; error?: FencerError }) =>
+      trail.push(`${call.streamed ? 'streamed' : 'unary'} ${outcome.ok ? 'ok' : grpc.status[outcome.error!.code]}`);
+    const connection = new SinkConnection({ address: sink.address, callTimeoutMs: 5_000, observer });
+    opened.push(connection);
+
+    expect(await connection.write(request('bounded', 1n, 'before', 'x'))).toEqual({ outcome: 'applied', fence: 1n });
+    sink.kill('SIGSTOP');
+    const late = await connection
+      .write(request('bounded', 1n, 'paused', 'x'), { timeoutMs: 200 })
+      .catch((error: unknown) => error);
+    expect(late).toBeInstanceOf(UnavailableError);
+    expect((late as UnavailableError).code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    sink.kill('SIGCONT');
+    // The stream was not failed by one write's own deadline; the write was sent, and landed once the sink ran on.
+    expect(await connection.write(request('bounded', 1n, 'after', 'x'))).toEqual({ outcome: 'applied', fence: 1n });
+    expect(await connection.write(request('bounded', 1n, 'paused', 'x'))).toEqual({ outcome: 'replayed', fence: 1n });
+    // A signal already aborted sends nothing.
+    const aborted = await connection
+      .write(request('bounded', 1n, 'never', 'x'), { signal: AbortSignal.abort() })
+      .catch((error: unknown) => error);
+    expect((aborted as FencerError).code).toBe(grpc.status.CANCELLED);
+    const reader = sinkCalls(sink.address);
+    expect(await readOrMissing(reader, 'bounded', 'never')).toBeUndefined();
+    reader.close();
+
+    expect(trail).toEqual([
+      'streamed ok',
+      'streamed DEADLINE_EXCEEDED',
+      'streamed ok',
+      'streamed ok',
+      'streamed CANCELLED',
+    ]);
+  });
+
   it("a sink's max connection age moves the stream to a new connection: no write on it fails", async () => {
     const dir = tempDir('fencer-client-stream-aging-');
     dirs.push(dir);
@@ -319,5 +363,37 @@ describe('a sink that stops answering (SIGSTOP)', () => {
       }),
     );
     expect([...outcomes.keys()]).toEqual(['applied']);
+  });
+});
+
+describe('a sink of the shared contract alone (no WriteStream)', () => {
+  it('gets the refused write again at once as a unary Write, and unary Writes from then on', async () => {
+    // A stand-in sink on a real socket serving only the unary Write; grpc-js answers the rest UNIMPLEMENTED.
+    const received: string[] = [];
+    const server = new grpc.Server();
+    const Write: grpc.handleUnaryCall<{ result_id: string; token: string }, object> = (call, callback) => {
+      received.push(call.request.result_id);
+      callback(null, { outcome: 'APPLIED', fence: call.request.token });
+    };
+    server.addService(fencing.Sink.service, { Write });
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
+        error ? reject(error) : resolve(bound),
+      ),
+    );
+    opened.push({ close: () => server.forceShutdown() });
+    const trail: string[] = [];
+    const connection = new SinkConnection({
+      address: `127.0.0.1:${port}`,
+      observer: (call) => (outcome) =>
+        trail.push(`${call.streamed ? 'streamed' : 'unary'} ${outcome.ok ? 'ok' : grpc.status[outcome.error.code]}`),
+    });
+    opened.push(connection);
+
+    expect(await connection.write(request('r', 2n, 'one', 'x'))).toEqual({ outcome: 'applied', fence: 2n });
+    expect(await connection.write(request('r', 2n, 'two', 'x'))).toEqual({ outcome: 'applied', fence: 2n });
+    // The stream is tried once; the stand-in never saw the refused message, only the unary calls.
+    expect(trail).toEqual(['streamed UNIMPLEMENTED', 'unary ok', 'unary ok']);
+    expect(received).toEqual(['one', 'two']);
   });
 });

@@ -96,9 +96,9 @@ export function workerCommand(seams: WorkerCommandSeams): Command {
       ...tlsOptions('client', 'FENCER_WORKER'),
       new Option('--call-timeout-ms <n>', 'deadline of each call').default(1_000).argParser(positiveInteger),
       new Option(
-        '--write-stream',
-        "write results as messages of the sink's WriteStream (one long-lived call) instead of unary Writes",
-      ).env('FENCER_WORKER_WRITE_STREAM'),
+        '--unary-writes',
+        "write results as unary Write calls instead of messages of the sink's WriteStream (one long-lived call), as a client of the shared contract alone does",
+      ).env('FENCER_WORKER_UNARY_WRITES'),
       new Option('--commands', `do one command per stdin line: ${COMMANDS}`),
       new Option(
         '--mix <name>',
@@ -136,7 +136,7 @@ export function workerCommand(seams: WorkerCommandSeams): Command {
         tokenFile?: string;
         insecure?: boolean;
         callTimeoutMs: number;
-        writeStream?: boolean;
+        unaryWrites?: boolean;
         commands?: boolean;
         mix?: MixName;
         seed: number;
@@ -163,7 +163,7 @@ export function workerCommand(seams: WorkerCommandSeams): Command {
           resource: options.resource,
           ttlMs: options.ttlMs,
           callTimeoutMs: options.callTimeoutMs,
-          writeStream: options.writeStream === true,
+          unaryWrites: options.unaryWrites === true,
           ...(options.tokenFile === undefined ? {} : { token: readTokenFile(options.tokenFile) }),
           ...(tls === undefined ? {} : { tls }),
         }),

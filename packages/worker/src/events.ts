@@ -15,7 +15,7 @@ export interface SendingEvent {
   /** Numbers this worker's calls; the call's `call` event repeats it. */
   readonly seq: number;
   readonly method: CallMethod;
-  /** A Write sent as a message of the sink's WriteStream (--write-stream). */
+  /** Sent as a message of a stream (the sink's WriteStream, the coordinator's LeaseStream), not as a unary call. */
   readonly streamed?: true;
   readonly request: Readonly<Record<string, unknown>>;
   readonly sentAtMs: number;

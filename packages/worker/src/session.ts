@@ -32,8 +32,8 @@ export interface WorkerConfig {
   readonly tls?: TlsOptions;
   readonly callTimeoutMs: number;
   readonly retry?: RetryPolicy;
-  /** Write results as messages of the sink's WriteStream instead of unary Writes (FencedWriter's `stream`). */
-  readonly writeStream?: boolean;
+  /** Write results as unary Write calls instead of messages of the sink's WriteStream (SinkConnectionOptions.writeStream). */
+  readonly unaryWrites?: boolean;
 }
 
 /** What a step ended with: its value, or the typed error already reported as a `refused` event. */
@@ -80,7 +80,10 @@ export class WorkerSession {
       ...(config.tls === undefined ? {} : { tls: config.tls }),
     };
     this.#coordinator = new CoordinatorConnection({ coordinators: config.coordinators, ...connection });
-    this.#sinks = new ShardedSinks(config.sinks.map((address) => new SinkConnection({ address, ...connection })));
+    const writeStream = config.unaryWrites !== true;
+    this.#sinks = new ShardedSinks(
+      config.sinks.map((address) => new SinkConnection({ address, writeStream, ...connection })),
+    );
   }
 
   /** The lease now held (possibly already lost: see its signal). */
@@ -106,10 +109,7 @@ export class WorkerSession {
           emit({ event: 'renewed', resource, token: lease.token.toString(), remainingMs: lease.remainingMs }),
       });
       this.#keeper = keeper;
-      this.#writer = new FencedWriter(this.#sinks, keeper, {
-        ...(this.config.retry ? { retry: this.config.retry } : {}),
-        stream: this.config.writeStream === true,
-      });
+      this.#writer = new FencedWriter(this.#sinks, keeper, this.config.retry ? { retry: this.config.retry } : {});
       emit({
         event: 'acquired',
         resource,

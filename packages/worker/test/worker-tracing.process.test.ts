@@ -2,8 +2,8 @@
 // real processes: one loop round is one trace across the three span files,
 // the worker's `task` at its root, its steps below, each step's calls below
 // them, and the coordinator's and the sink's spans of those calls below the
-// worker's (the LeaseStream messages carry the context in the message, the
-// unary Writes in their metadata).
+// worker's (the LeaseStream and WriteStream messages carry the context in
+// the message).
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SpanLine } from '@fencer/server-kit';
@@ -84,14 +84,14 @@ describe('fencer worker --trace-file', () => {
     expect(advanced.some((span) => span.name === 'AdvanceFenceStream message')).toBe(true);
     expect(advance.traceId).toBe(task!.traceId);
 
-    // A Write: the worker's unary call, and the sink's handling of it below.
+    // A Write: the worker's WriteStream message, and the sink's handling of it below.
     const call = only(
       childrenOf(write).filter((span) => span.kind === 'CLIENT'),
-      "the worker's Write call",
+      "the worker's Write message",
     );
-    expect(call.name).toMatch(/fencing\.v1\.Sink\/Write$/);
+    expect(call.name).toBe('WriteStream Write');
     const handled = only(childrenOf(call), "the sink's Write");
-    expect(handled).toMatchObject({ service: 'fencer-sink', kind: 'SERVER' });
+    expect(handled).toMatchObject({ service: 'fencer-sink', kind: 'SERVER', name: 'WriteStream Write' });
     expect(childrenOf(handled).map((span) => span.name)).toEqual(expect.arrayContaining(['decide', 'group commit']));
 
     // Release: the message and the coordinator's span of it.

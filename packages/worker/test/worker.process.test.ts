@@ -118,8 +118,13 @@ describe('fencer worker', () => {
     expect((await a.exited).code).toBe(0);
   });
 
-  it('--write-stream: results go out as WriteStream messages with the unary outcomes, a stale one refused STALE_TOKEN', async () => {
-    const a = await worker('worker-a', ['--commands', '--resource', 'streamed', '--write-stream']);
+  // By default results go out as WriteStream messages; --unary-writes sends unary Writes. The outcomes are the same.
+  it.each([
+    ['WriteStream messages', [], true],
+    ['--unary-writes: unary Writes', ['--unary-writes'], false],
+  ] as const)('%s: applied, replayed, a conflict and a stale write refused STALE_TOKEN', async (_, flags, streamed) => {
+    const resource = streamed ? 'streamed' : 'unary';
+    const a = await worker('worker-a', ['--commands', '--resource', resource, ...flags]);
     a.send('acquire');
     await a.next('acquired');
     a.send('write s1 first');
@@ -135,7 +140,7 @@ describe('fencer worker', () => {
     const coordinator = directCoordinator('worker-b');
     try {
       await using b = await LeaseKeeper.acquire(coordinator, {
-        resource: 'streamed',
+        resource,
         ownerId: 'worker-b',
         ttlMs: 5_000,
       });
@@ -155,7 +160,7 @@ describe('fencer worker', () => {
     expect((await a.exited).code).toBe(0);
     const writes = a.events.filter((e) => e.event === 'call' && e.method === 'Write');
     expect(writes).toHaveLength(4);
-    expect(writes.every((e) => e.event === 'call' && e.streamed === true)).toBe(true);
+    expect(writes.map((e) => e.event === 'call' && e.streamed === true)).toEqual(writes.map(() => streamed));
   });
 
   it('acquire REQUEST_ID retries an earlier acquisition: the same token, replayed (R1)', async () => {

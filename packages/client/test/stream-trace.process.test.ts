@@ -1,16 +1,16 @@
-// A traced worker's LeaseStream messages join its trace: a worker process
-// with an OpenTelemetry SDK (here, the test's own, recording in memory)
-// that acquires inside a span of its own gets a CLIENT span per message,
-// and the coordinator's and the sink's spans of that Acquire, read from
-// their --trace-file, are its descendants in one trace. An untraced caller's
-// messages stay traces of the coordinator's own (services/coordinator's
-// tracing test).
+// A traced worker's LeaseStream and WriteStream messages join its trace: a
+// worker process with an OpenTelemetry SDK (here, the test's own, recording
+// in memory) that acquires and writes inside a span of its own gets a
+// CLIENT span per message, and the coordinator's and the sink's spans of
+// those calls, read from their --trace-file, are its descendants in one
+// trace. An untraced caller's messages stay traces of the coordinator's own
+// (services/coordinator's tracing test).
 import { afterAll, describe, expect, it } from 'vitest';
 import { context, propagation, trace, type Span } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { spansAfterStop, startTracedServices, stopFencer, tempDir, type FencerProcess } from '@fencer/testkit';
-import { CoordinatorConnection } from '../src/index.js';
+import { CoordinatorConnection, SinkConnection } from '../src/index.js';
 
 /** One line of a --trace-file, as much of it as this test reads. */
 interface SpanLine {
@@ -38,16 +38,19 @@ afterAll(async () => {
   dir.remove();
 });
 
-describe('a traced worker on LeaseStream', () => {
-  it("sends each lease call as a CLIENT span whose trace the coordinator's and the sink's spans join", async () => {
+describe('a traced worker on LeaseStream and WriteStream', () => {
+  it("sends each lease call and write as a CLIENT span whose trace the coordinator's and the sink's spans join", async () => {
     const { sink, sinkFile, coordinator, coordinatorFile } = await startTracedServices(dir.path, { sinkTraced: true });
     running.push(sink, coordinator);
     const connection = new CoordinatorConnection({ address: coordinator.address, callTimeoutMs: 10_000 });
+    const sinkConnection = new SinkConnection({ address: sink.address, callTimeoutMs: 10_000 });
     const identity = { resource: 'traced-task', ownerId: 'w1', incarnation: 1n };
 
     // The worker's own span around one task, as worker code would make it.
     const task = await trace.getTracer('worker').startActiveSpan('task', async (span: Span) => {
       const { lease } = await connection.acquire({ ...identity, requestId: 'q1', ttlMs: 5_000 });
+      const write = { resource: identity.resource, token: lease.token, resultId: 'r1', payload: Buffer.from('x') };
+      expect((await sinkConnection.write(write)).outcome).toBe('applied');
       expect(await connection.release({ ...identity, token: lease.token })).toBe(true);
       span.end();
       return span.spanContext();
@@ -61,6 +64,7 @@ describe('a traced worker on LeaseStream', () => {
       ttlMs: 5_000,
     });
     connection.close();
+    sinkConnection.close();
 
     const local = exporter.getFinishedSpans();
     const clientSpan = (name: string) => {
@@ -71,7 +75,13 @@ describe('a traced worker on LeaseStream', () => {
     };
     const acquireSent = clientSpan('LeaseStream Acquire');
     const releaseSent = clientSpan('LeaseStream Release');
-    expect(local.map((span) => span.name).sort()).toEqual(['LeaseStream Acquire', 'LeaseStream Release', 'task']);
+    const writeSent = clientSpan('WriteStream Write');
+    expect(local.map((span) => span.name).sort()).toEqual([
+      'LeaseStream Acquire',
+      'LeaseStream Release',
+      'WriteStream Write',
+      'task',
+    ]);
 
     const coordinatorSpans = await spansAfterStop<SpanLine>(coordinator, coordinatorFile);
     const sinkSpans = await spansAfterStop<SpanLine>(sink, sinkFile);
@@ -97,6 +107,16 @@ describe('a traced worker on LeaseStream', () => {
         (span) => span.traceId === task.traceId && span.kind === 'SERVER' && span.name === 'AdvanceFenceStream message',
       ),
     ).toBe(true);
+
+    // The sink handled the write in the worker's trace, under its CLIENT span.
+    const written = sinkSpans.filter(
+      (span) => span.name === 'WriteStream Write' && span.parentSpanId === writeSent.spanId,
+    );
+    expect(
+      written,
+      `the sink's WriteStream Write under the worker's\n${JSON.stringify(sinkSpans, null, 1)}`,
+    ).toHaveLength(1);
+    expect([written[0]!.traceId, written[0]!.kind]).toEqual([task.traceId, 'SERVER']);
 
     const roots = coordinatorSpans.filter(
       (span) => span.name === 'LeaseStream Acquire' && span.parentSpanId === undefined,
