@@ -131,24 +131,26 @@ const echoProcess = (targets: Targets): MeasuredProcess => ({ name: 'echo', pid:
 /**
  * Each slot writes its own resource under its lease's token (or, with
  * `oneResource`, every slot the same resource under one lease) through
- * `via`: the unary Write or the connection's WriteStream.
+ * SinkConnection.write, as the worker library does: a message of the
+ * connection's one WriteStream, which every slot shares (as many messages
+ * in flight as slots, like the bidi-stream echo that is its floor), or,
+ * with `unary`, a unary Write call each.
  */
-function sinkWriteCase(
-  id: string,
-  title: string,
-  via: (sink: SinkConnection) => (request: WriteFields) => Promise<WriteReceipt>,
-  { oneResource = false } = {},
-): BenchCase {
+function sinkWriteCase(id: string, title: string, { oneResource = false, unary = false } = {}): BenchCase {
   return {
     id,
     title,
     kind: 'fencer',
     async open({ targets, slots: count, payload }) {
       const coordinator = coordinatorConnection(targets);
-      const sink = new SinkConnection({ address: targets.sink.ready.address, ...connectionOptions(targets) });
-      const send = via(sink);
+      const sink = new SinkConnection({
+        address: targets.sink.ready.address,
+        writeStream: !unary,
+        ...connectionOptions(targets),
+      });
       // Each case holds its own resources' leases: a lease of another case's would be LEASE_HELD (L2).
       const held = await leases(coordinator, id, oneResource ? 1 : count);
+      const send = (request: WriteFields) => sink.write(request);
       return {
         operations: slots(count, (slot) => writeOperation(send, held[oneResource ? 0 : slot]!, slot, payload)),
         servers: [sinkProcess(targets)],
@@ -161,28 +163,18 @@ function sinkWriteCase(
   };
 }
 
-const sinkWrite = sinkWriteCase('sink-write', 'sink Write (unary)', (sink) => (request) => sink.write(request));
+const sinkWrite = sinkWriteCase('sink-write', 'sink Write (WriteStream message)');
+
+/** The same writes as unary Write calls: what a client of the shared contract alone sends. */
+const sinkWriteUnary = sinkWriteCase('sink-write-unary', 'sink Write, unary calls', { unary: true });
 
 /**
- * The same unary writes, every slot on one resource: all of them meet at
- * that resource's lock (F2), which the issue asks to cost little next to
- * writes spread over as many resources as slots.
+ * The same writes, every slot on one resource: all of them meet at that
+ * resource's lock (F2), which the issue asks to cost little next to writes
+ * spread over as many resources as slots.
  */
-const sinkWriteOneResource = sinkWriteCase(
-  'sink-write-one-resource',
-  'sink Write, one resource',
-  (sink) => (request) => sink.write(request),
-  { oneResource: true },
-);
-
-/**
- * The same writes as messages of one WriteStream per client connection,
- * which every slot shares: as many messages in flight as slots, like the
- * bidi-stream echo that is its floor.
- */
-const sinkWriteStream = sinkWriteCase('sink-write-stream', 'sink WriteStream', (sink) => {
-  const stream = sink.writeStream();
-  return (request) => stream.write(request);
+const sinkWriteOneResource = sinkWriteCase('sink-write-one-resource', 'sink Write, one resource', {
+  oneResource: true,
 });
 
 /** The `--cases` id of sink Write across sinks: one case per sink count of `--sinks` (shardedWriteCase). */
@@ -249,7 +241,9 @@ export function shardedWriteCase(sinkCount: number): BenchCase {
       });
       const sinks = new ShardedSinks(
         shards.sinks.map(
-          ({ server }) => new SinkConnection({ address: server.ready.address, ...connectionOptions(targets) }),
+          // Unary, as P1–P4's scaling was measured: each sink's writes are its calls.
+          ({ server }) =>
+            new SinkConnection({ address: server.ready.address, writeStream: false, ...connectionOptions(targets) }),
         ),
       );
       const close = async () => {
@@ -597,8 +591,8 @@ const etcdLock: BenchCase = {
 /** Every case, in the order the tables show them. */
 export const CASES: readonly BenchCase[] = Object.freeze([
   sinkWrite,
+  sinkWriteUnary,
   sinkWriteOneResource,
-  sinkWriteStream,
   acquireRelease,
   acquireReleaseUnary,
   acquireReleaseEtcd,
@@ -621,11 +615,12 @@ export interface RatioDefinition {
 
 export const RATIOS: readonly RatioDefinition[] = Object.freeze([
   { title: 'sink Write / etcd fenced txn', numerator: 'sink-write', denominator: 'etcd-txn' },
-  { title: 'sink Write / raw unary echo', numerator: 'sink-write', denominator: 'echo-unary' },
+  { title: 'sink Write / raw bidi-stream echo', numerator: 'sink-write', denominator: 'echo-stream' },
   { title: 'sink Write / raw LevelDB group commit', numerator: 'sink-write', denominator: 'leveldb-group-commit' },
   { title: 'Write one resource / many resources', numerator: 'sink-write-one-resource', denominator: 'sink-write' },
-  { title: 'WriteStream / etcd fenced txn', numerator: 'sink-write-stream', denominator: 'etcd-txn' },
-  { title: 'WriteStream / raw bidi-stream echo', numerator: 'sink-write-stream', denominator: 'echo-stream' },
+  { title: 'sink Write, unary calls / etcd fenced txn', numerator: 'sink-write-unary', denominator: 'etcd-txn' },
+  { title: 'sink Write, unary calls / raw unary echo', numerator: 'sink-write-unary', denominator: 'echo-unary' },
+  { title: 'sink Write / unary calls', numerator: 'sink-write', denominator: 'sink-write-unary' },
   { title: 'Acquire+Release / etcd3 lock cycle', numerator: 'acquire-release', denominator: 'etcd-lock' },
   {
     title: 'Acquire+Release, unary calls / etcd3 lock cycle',
@@ -660,6 +655,13 @@ const ratio = (numerator: string, denominator: string): RatioDefinition =>
 const lockCycle = ratio('acquire-release', 'etcd-lock');
 const fencedTxn = ratio('sink-write', 'etcd-txn');
 
+/**
+ * Issue 23's goals, each judged on what a worker sends: the worker library's
+ * lease calls and writes go as stream messages (its default), so the Fencer
+ * side of each is that path. What a client of the shared contract alone
+ * sends, unary calls, is measured in the same run (the `-unary` cases) and
+ * its ratios printed among RATIOS, not judged here.
+ */
 export const GOALS: readonly Goal[] = Object.freeze([
   { ...lockCycle, concurrency: 1, measure: 'throughput', bound: 1.0 },
   { ...lockCycle, concurrency: 64, measure: 'throughput', bound: 1.5 },
@@ -667,7 +669,8 @@ export const GOALS: readonly Goal[] = Object.freeze([
   { ...fencedTxn, title: 'sink Write p50 / etcd fenced txn p50', concurrency: 1, measure: 'p50', bound: 1.15 },
   { ...fencedTxn, concurrency: 64, measure: 'throughput', bound: 1.2 },
   { ...ratio('renew', 'echo-unary'), concurrency: 64, measure: 'throughput', bound: 0.9 },
-  { ...ratio('sink-write-stream', 'etcd-txn'), concurrency: 64, measure: 'throughput', bound: 3.0 },
+  // The issue's WriteStream row: the same case as the Write rows, since the worker library writes on the stream.
+  { ...fencedTxn, title: 'WriteStream / etcd fenced txn', concurrency: 64, measure: 'throughput', bound: 3.0 },
 ] satisfies Goal[]);
 
 /** Sink Write across each sink count over the fewest of `sinkCounts`, measured side by side: the scaling factor. */

@@ -2,8 +2,8 @@
 // grow (issue 11: within +20 % from 100k to 1M). The sink keeps nothing per
 // stored result in memory (LevelDB holds them, its caches are bounded), so
 // RSS must level off once the process is warm, whatever the store holds.
-// Results go in through the sink-write-stream case's operations, the
-// fastest durable way in; RSS is read from /proc after each tenth.
+// Results go in through the sink-write case's operations (WriteStream
+// messages), the fastest durable way in; RSS is read from /proc after each tenth.
 import { readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { CASES, type OpenCase } from './cases.js';
@@ -55,7 +55,7 @@ export async function runMemory(config: MemoryConfig, progress: Progress, signal
     const started = await startTargets(data, signal);
     stopTargets = started.stop;
     const { targets } = started;
-    const writes = CASES.find((c) => c.id === 'sink-write-stream')!;
+    const writes = CASES.find((c) => c.id === 'sink-write')!;
     const payload = Buffer.alloc(config.payloadBytes, 'x');
     open = await writes.open({ targets, slots: IN_FLIGHT, payload, signal });
     progress.start(CHECKPOINTS);

@@ -82,7 +82,7 @@ describe('fencer bench', () => {
       // Each case's CPU is read from the processes that serve it.
       const cpuOf = (id: string) => Object.keys(report.summary.find((s) => s.case === id)!.cpuUsPerOp).sort();
       expect(cpuOf('sink-write')).toEqual(['bench', 'sink']);
-      expect(cpuOf('sink-write-stream')).toEqual(['bench', 'sink']);
+      expect(cpuOf('sink-write-unary')).toEqual(['bench', 'sink']);
       expect(cpuOf('sink-write-one-resource')).toEqual(['bench', 'sink']);
       expect(cpuOf('acquire-release')).toEqual(['bench', 'coordinator', 'sink']);
       // The --store etcd coordinator's cycle costs etcd's CPU as well (H1).
@@ -253,7 +253,7 @@ describe('fencer bench', () => {
       // The scaling factor, at conc 64 only: no other concurrency ran it.
       expect(result.stdout).toMatch(/^\| Write across 2 sinks \/ 1 sink +\| +– \| +– \| +\d+\.\d\d× \|$/m);
       // Only the case asked for.
-      expect(result.stdout).not.toMatch(/^\| sink Write \(unary\)/m);
+      expect(result.stdout).not.toMatch(/^\| sink Write \(WriteStream message\)/m);
       expect(readdirSync(dir.path)).toEqual([]);
     },
   );
