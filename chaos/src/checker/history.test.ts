@@ -29,4 +29,9 @@ describe('operationFromCall', () => {
     const op = operationFromCall(7, 'worker-a', call(outcome, code));
     expect([op.id, op.process, op.invokedMs, op.completedMs, op.outcome.type]).toEqual([7, 'worker-a', 10, 20, type]);
   });
+
+  it('keeps whether the call went as a stream message', () => {
+    expect(operationFromCall(1, 'worker-a', { ...call('ok'), streamed: true }).streamed).toBe(true);
+    expect('streamed' in operationFromCall(2, 'worker-a', call('ok'))).toBe(false);
+  });
 });

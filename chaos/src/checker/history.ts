@@ -26,6 +26,8 @@ export interface Operation {
   readonly invokedMs: number;
   readonly completedMs: number;
   readonly outcome: Outcome;
+  /** Sent as a message of a stream (the sink's WriteStream, the coordinator's LeaseStream), not a unary call: judged alike. */
+  readonly streamed?: true;
 }
 
 /** A stored result as read back at the end. */
@@ -113,5 +115,6 @@ export function operationFromCall(id: number, process: string, call: CallEvent):
     invokedMs: call.sentAtMs,
     completedMs: call.doneAtMs,
     outcome,
+    ...(call.streamed ? { streamed: true } : {}),
   };
 }

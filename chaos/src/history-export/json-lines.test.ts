@@ -32,11 +32,14 @@ const history: History = {
       code: 'ABORTED',
       reason: 'LEASE_HELD',
     }),
-    op(3, 'worker-a', 'Write', { resource: 'job-1', token: '1', result_id: 'r', payload: PAYLOAD }, [1020, 1030], {
-      type: 'unknown',
-      code: 'DEADLINE_EXCEEDED',
-      reason: '',
-    }),
+    {
+      ...op(3, 'worker-a', 'Write', { resource: 'job-1', token: '1', result_id: 'r', payload: PAYLOAD }, [1020, 1030], {
+        type: 'unknown',
+        code: 'DEADLINE_EXCEEDED',
+        reason: '',
+      }),
+      streamed: true,
+    },
     // Sent at the instant #3 ended: concurrent with it, so its invocation comes first.
     op(4, 'worker-b', 'Read', { resource: 'job-1', result_id: 'r' }, [1030, 1040], {
       type: 'ok',
@@ -121,6 +124,14 @@ describe('historyLines', () => {
       response: { lease, replayed: false },
     });
     expect(new Set(events.map((e) => e.f))).toEqual(new Set(['acquire', 'write', 'read', 'get-fence', 'release']));
+  });
+
+  it('marks both events of a call sent as a stream message, and no other', () => {
+    expect(events.filter((e) => e.streamed === true).map((e) => [e.id, e.type])).toEqual([
+      [3, 'invoke'],
+      [3, 'info'],
+    ]);
+    expect(events.filter((e) => 'streamed' in e && e.streamed !== true)).toEqual([]);
   });
 
   it('writes an unknown outcome as info, with its code', () => {

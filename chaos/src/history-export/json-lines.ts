@@ -47,7 +47,8 @@ type Event =
  * invocation with its completion, because a worker can have several calls
  * in flight. `value` is `{request}` on invocation. On completion it is
  * `{request, response}` for ok, and `{request, error: {code, reason}}` for
- * fail or info.
+ * fail or info. Both events of a call sent as a stream message (a worker's
+ * writes and lease calls, by default) carry `"streamed": true` as well.
  *
  * Among them, each fault gives `{"index", "time", "process": "nemesis",
  * "type": "info", "f": "start", "value": {fault, target}}` when it began
@@ -109,6 +110,7 @@ export function* historyLines(history: History): Generator<string> {
       f: F[op.method],
       id: op.id,
       value: done ? completion(op) : { request: op.request },
+      ...(op.streamed ? { streamed: true } : {}),
     });
   }
 

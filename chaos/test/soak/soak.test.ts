@@ -14,8 +14,10 @@ import { SOAK_KINDS } from '../../src/index.js';
 interface HistoryEvent {
   time: number;
   process: string;
+  f?: string;
   id?: number;
   value?: { request?: { resource?: string } };
+  streamed?: true;
 }
 
 const SECONDS = Number(process.env.FENCER_SOAK_SECONDS ?? 120);
@@ -70,6 +72,12 @@ describe('fencer chaos', () => {
       const faults = /faults \(([^)]*)\)/.exec(stdout)![1]!;
       for (const kind of SOAK_KINDS) expect(faults, `seed ${seed}`).toMatch(new RegExp(`(^|, )${kind} \\d+`));
       expect(Number(/(\d+) acknowledged writes/.exec(stdout)![1])).toBeGreaterThan(100);
+      // What held is the workers' default path: writes and lease calls as stream messages (issue 23).
+      for (const f of ['write', 'acquire', 'release'])
+        expect(
+          events.some((e) => e.f === f && e.streamed === true && e.process !== 'nemesis'),
+          f,
+        ).toBe(true);
       // Every invariant had operations that could have broken it: the clean verdict means something.
       for (const rule of ['S1', 'S2', 'S3', 'S4', 'S5', 'S6']) {
         const count = new RegExp(`^ {2}${rule} +(\\d+) {2}`, 'm').exec(stdout)?.[1];
