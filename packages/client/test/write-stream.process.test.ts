@@ -256,12 +256,20 @@ describe('a sink that stops answering (SIGSTOP)', () => {
     }
   });
 
-  it('a stream busy for longer than the call timeout lives on; a write unanswered past it fails the stream, and the next write opens a new one', async () => {
-    const dir = tempDir('fencer-client-stream-stop-');
+  /** A fresh `--insecure` sink of this test's own, with `resource`'s fence at 1. */
+  async function sinkFencing(resource: string, flags: readonly string[] = []): Promise<FencerProcess> {
+    const dir = tempDir(`fencer-client-stream-${resource}-`);
     dirs.push(dir);
-    const sink = await startFencer(['sink', '--insecure', '--listen', '127.0.0.1:0', '--data', dir.path]);
+    const sink = await startFencer(['sink', '--insecure', '--listen', '127.0.0.1:0', '--data', dir.path, ...flags]);
     started.push(sink);
-    await sinkCalls(sink.address).advance({ resource: 'paused', token: '1', grant_id: 'g1' });
+    const calls = sinkCalls(sink.address);
+    await calls.advance({ resource, token: '1', grant_id: 'g1' });
+    calls.close();
+    return sink;
+  }
+
+  it('a stream busy for longer than the call timeout lives on; a write unanswered past it fails the stream, and the next write opens a new one', async () => {
+    const sink = await sinkFencing('paused');
     const connection = new SinkConnection({ address: sink.address, callTimeoutMs: 400 });
     opened.push(connection);
     const stream = connection.writeStream();
@@ -301,11 +309,7 @@ describe('a sink that stops answering (SIGSTOP)', () => {
   });
 
   it("SinkConnection.write sends WriteStream messages by default: a write's own shorter deadline ends it alone, and it may still land", async () => {
-    const dir = tempDir('fencer-client-stream-bounds-');
-    dirs.push(dir);
-    const sink = await startFencer(['sink', '--insecure', '--listen', '127.0.0.1:0', '--data', dir.path]);
-    started.push(sink);
-    await sinkCalls(sink.address).advance({ resource: 'bounded', token: '1', grant_id: 'g1' });
+    const sink = await sinkFencing('bounded');
     const trail: string[] = [];
     const observer = (call: SentCall) => (outcome: { ok: boolean; error?: FencerError }) =>
       trail.push(`${call.streamed ? 'streamed' : 'unary'} ${outcome.ok ? 'ok' : grpc.status[outcome.error!.code]}`);
@@ -342,13 +346,8 @@ describe('a sink that stops answering (SIGSTOP)', () => {
   });
 
   it("a sink's max connection age moves the stream to a new connection: no write on it fails", async () => {
-    const dir = tempDir('fencer-client-stream-aging-');
-    dirs.push(dir);
     // Asked to go away every 300 ms, and closed with whatever it carries 200 ms later.
-    const ages = ['--max-connection-age-ms', '300', '--max-connection-age-grace-ms', '200'];
-    const sink = await startFencer(['sink', '--insecure', '--listen', '127.0.0.1:0', '--data', dir.path, ...ages]);
-    started.push(sink);
-    await sinkCalls(sink.address).advance({ resource: 'aging', token: '1', grant_id: 'g1' });
+    const sink = await sinkFencing('aging', ['--max-connection-age-ms', '300', '--max-connection-age-grace-ms', '200']);
     const stream = connect(sink.address).writeStream();
     const outcomes = new Map<string, number>();
     // Two writes always in flight, for about ten of the connection's lifetimes.
